@@ -1,0 +1,169 @@
+"""The one table from path pattern to record kind and owner.
+
+Ownership is visible in the file name: `.toml` is human-owned, `.json`/`.jsonl`
+machine-owned. `store.human` refuses any path this table does not mark human.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import PurePosixPath
+
+
+class Owner(StrEnum):
+    HUMAN = "human"
+    AGENT = "agent"
+    SYSTEM = "system"
+
+
+class Kind(StrEnum):
+    SETTINGS = "settings"
+    INTENT = "intent"
+    CONSTRAINTS = "constraints"
+    HISTORY = "history"
+    PLAN = "plan"
+    EVENTS = "events"
+    EVIDENCE = "evidence"
+    REQUEST = "request"
+    DECISION = "decision"
+    HANDOFF = "handoff"
+    ARTIFACT = "artifact"
+
+
+MISSION_ID = r"[a-z0-9][a-z0-9._-]{0,63}"
+REQUEST_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_MISSION_ID_RE = re.compile(rf"^{MISSION_ID}$")
+_REQUEST_ID_RE = re.compile(rf"^{REQUEST_ID}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One row of the layout table."""
+
+    kind: Kind
+    owner: Owner
+    pattern: re.Pattern[str]
+    example: str
+
+
+def _m(rest: str) -> re.Pattern[str]:
+    return re.compile(rf"^missions/(?P<mission>{MISSION_ID})/{rest}$")
+
+
+TABLE: tuple[Entry, ...] = (
+    Entry(Kind.SETTINGS, Owner.HUMAN, re.compile(r"^hud\.toml$"), "hud.toml"),
+    Entry(Kind.INTENT, Owner.HUMAN, _m(r"intent\.toml"), "missions/<id>/intent.toml"),
+    Entry(
+        Kind.CONSTRAINTS,
+        Owner.HUMAN,
+        _m(r"constraints\.toml"),
+        "missions/<id>/constraints.toml",
+    ),
+    Entry(
+        Kind.HISTORY,
+        Owner.HUMAN,
+        _m(r"history/(?P<name>(?:intent|constraints)\.r(?P<revision>[0-9]+)\.toml)"),
+        "missions/<id>/history/intent.r<N>.toml",
+    ),
+    Entry(Kind.PLAN, Owner.AGENT, _m(r"plan/v(?P<version>[1-9][0-9]*)\.json"), "plan/v<N>.json"),
+    Entry(Kind.EVENTS, Owner.AGENT, _m(r"events\.jsonl"), "missions/<id>/events.jsonl"),
+    Entry(Kind.EVIDENCE, Owner.AGENT, _m(r"evidence\.jsonl"), "missions/<id>/evidence.jsonl"),
+    Entry(
+        Kind.REQUEST,
+        Owner.AGENT,
+        _m(rf"approvals/(?P<request>{REQUEST_ID})\.json"),
+        "missions/<id>/approvals/<id>.json",
+    ),
+    Entry(
+        Kind.DECISION,
+        Owner.HUMAN,
+        _m(rf"approvals/(?P<request>{REQUEST_ID})\.toml"),
+        "missions/<id>/approvals/<id>.toml",
+    ),
+    Entry(Kind.HANDOFF, Owner.SYSTEM, _m(r"handoff\.json"), "missions/<id>/handoff.json"),
+    Entry(Kind.ARTIFACT, Owner.AGENT, _m(r"artifacts/(?P<name>.+)"), "missions/<id>/artifacts/..."),
+)
+
+# Directories that the layout expects; anything else is an unknown file or folder.
+KNOWN_DIRS = re.compile(rf"^(missions|missions/{MISSION_ID}(/(plan|approvals|history|artifacts(/.*)?))?)$")
+
+# Transient files: store.human's temp files and agents' lock files, never records.
+_TRANSIENT = re.compile(r"(^|/)\.[^/]*\.tmp[^/]*$|\.lock$")
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A path classified by the table, with the pattern's named parts."""
+
+    relpath: str
+    kind: Kind
+    owner: Owner
+    mission: str | None
+    parts: dict[str, str]
+
+
+def classify(relpath: str) -> Located | None:
+    """The record kind and owner of a path relative to STATE_DIR, or None if unknown."""
+    for entry in TABLE:
+        match = entry.pattern.match(relpath)
+        if match:
+            parts = {k: v for k, v in match.groupdict().items() if v is not None}
+            mission = parts.pop("mission", None)
+            return Located(relpath, entry.kind, entry.owner, mission, parts)
+    return None
+
+
+def is_transient(relpath: str) -> bool:
+    """True for temp and lock files that are never records."""
+    return bool(_TRANSIENT.search(relpath))
+
+
+def is_human(relpath: str) -> bool:
+    """True if the table marks this path human-owned (the only ones the HUD may write)."""
+    located = classify(relpath)
+    return located is not None and located.owner is Owner.HUMAN
+
+
+def safe_mission_id(value: str) -> bool:
+    return bool(_MISSION_ID_RE.match(value)) and ".." not in value
+
+
+def safe_request_id(value: str) -> bool:
+    return bool(_REQUEST_ID_RE.match(value)) and ".." not in value
+
+
+def relpath_of(root: str, path: str) -> str:
+    """`path` relative to `root`, POSIX-style."""
+    return PurePosixPath(path).relative_to(PurePosixPath(root)).as_posix()
+
+
+def mission_dir(mission: str) -> str:
+    return f"missions/{mission}"
+
+
+def plan_path(mission: str, version: int) -> str:
+    return f"missions/{mission}/plan/v{version}.json"
+
+
+def request_path(mission: str, request: str) -> str:
+    return f"missions/{mission}/approvals/{request}.json"
+
+
+def decision_path(mission: str, request: str) -> str:
+    return f"missions/{mission}/approvals/{request}.toml"
+
+
+def log_path(mission: str, kind: Kind) -> str:
+    return f"missions/{mission}/{kind.value}.jsonl"
+
+
+def doc_path(mission: str, kind: Kind) -> str:
+    """intent.toml, constraints.toml or handoff.json of a mission."""
+    suffix = "json" if kind is Kind.HANDOFF else "toml"
+    return f"missions/{mission}/{kind.value}.{suffix}"
+
+
+def history_path(mission: str, kind: Kind, revision: int) -> str:
+    return f"missions/{mission}/history/{kind.value}.r{revision}.toml"

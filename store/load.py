@@ -1,0 +1,412 @@
+"""File -> record or Problem. Never raises on file content.
+
+Documents (TOML and JSON) are read whole, under a size cap. Logs (JSONL) are read
+incrementally by `LogReader`: only appended bytes are read, an unterminated last
+line is held back until its newline arrives, truncation or replacement of the file
+is detected, and `seq` contiguity and the sha256 chain are verified as lines arrive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import jiter
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from store.layout import Kind
+from store.problems import Problem
+from store.records import GENESIS, Event, Evidence, LogLine
+
+T = TypeVar("T", bound=BaseModel)
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_LINE_BYTES = 1024 * 1024
+READ_CHUNK = 4 * 1024 * 1024
+
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+_JSON_POS = re.compile(r"at line (\d+) column (\d+)")
+
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+EVIDENCE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Evidence)
+
+
+@dataclass(slots=True)
+class Loaded(Generic[T]):
+    """The outcome of loading one document: a record, or problems, or both (warnings)."""
+
+    relpath: str
+    record: T | None
+    raw: dict[str, Any] | None = None
+    text: str | None = None
+    sha256: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def resolve_inside(root: Path, relpath: str) -> Path | Problem:
+    """The real path of `relpath`, or a Problem when it is a symlink leaving `root`."""
+    path = root / relpath
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        return Problem(relpath, None, "unreadable", f"cannot resolve: {exc}", "check the path")
+    if not real.is_relative_to(root.resolve()):
+        return Problem(
+            relpath,
+            None,
+            "symlink-escape",
+            f"symlink points outside the state directory (to {real})",
+            "replace the link with the file itself, or remove it",
+        )
+    return real
+
+
+def read_bytes(root: Path, relpath: str, cap: int = MAX_DOCUMENT_BYTES) -> bytes | Problem:
+    """The file's bytes, or a Problem (missing, symlink escape, not a file, over the cap)."""
+    real = resolve_inside(root, relpath)
+    if isinstance(real, Problem):
+        return real
+    try:
+        info = real.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return Problem(relpath, None, "not-a-file", "not a regular file", "remove it")
+        if info.st_size > cap:
+            return Problem(
+                relpath,
+                None,
+                "too-large",
+                f"file is {info.st_size:,} bytes, over the {cap:,} byte cap",
+                "large outputs belong under artifacts/, referenced by sha256 from evidence",
+            )
+        with open(real, "rb") as handle:
+            data = handle.read(cap + 1)
+    except OSError as exc:
+        return Problem(relpath, None, "unreadable", f"cannot read: {exc}", "check permissions")
+    if len(data) > cap:
+        return Problem(relpath, None, "too-large", f"file grew over the {cap:,} byte cap", "")
+    return data
+
+
+def decode_utf8(relpath: str, data: bytes) -> str | Problem:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return Problem(
+            relpath,
+            line,
+            "not-utf8",
+            f"invalid UTF-8 at byte {exc.start}",
+            "save the file as UTF-8",
+        )
+
+
+def parse_json(relpath: str, data: bytes, line: int | None = None) -> Any | Problem:
+    """JSON with duplicate keys, NaN/Infinity and runaway nesting rejected."""
+    try:
+        return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
+    except ValueError as exc:
+        message = str(exc)
+        at = _JSON_POS.search(message)
+        where = line if line is not None else (int(at.group(1)) if at else None)
+        if not data.strip():
+            return Problem(relpath, where, "empty", "file is empty", "an agent may be mid-write")
+        if "duplicate key" in message:
+            hint = "each key may appear once per object"
+        elif "recursion limit" in message:
+            hint = "the document nests too deeply"
+        elif "EOF" in message:
+            hint = "the JSON is truncated; an agent may be mid-write"
+        else:
+            hint = "fix the JSON syntax; NaN and Infinity are not JSON"
+        return Problem(relpath, where, "bad-json", f"invalid JSON: {message}", hint)
+
+
+def parse_toml(relpath: str, text: str) -> dict[str, Any] | Problem:
+    try:
+        value = tomllib.loads(text, parse_float=_finite_float)
+    except tomllib.TOMLDecodeError as exc:
+        at = _TOML_POS.search(str(exc))
+        return Problem(
+            relpath,
+            int(at.group(1)) if at else None,
+            "bad-toml",
+            f"invalid TOML: {exc}",
+            "fix the TOML syntax at that line (see https://toml.io)",
+        )
+    except ValueError as exc:
+        return Problem(relpath, None, "bad-toml", f"invalid TOML: {exc}", "use finite numbers")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("nan and inf are not allowed")
+    return value
+
+
+def validation_problems(
+    relpath: str, error: ValidationError, line: int | None = None
+) -> list[Problem]:
+    """One Problem per pydantic error, naming the field."""
+    problems = []
+    for item in error.errors(include_url=False):
+        loc = ".".join(str(part) for part in item["loc"]) or "(record)"
+        problems.append(
+            Problem(
+                relpath,
+                line,
+                "schema",
+                f"{loc}: {item['msg']}",
+                "see docs/format.md for the fields and their types",
+            )
+        )
+    return problems
+
+
+def unknown_field_problems(relpath: str, record: BaseModel, line: int | None) -> list[Problem]:
+    """Warnings for fields the format does not define, at any depth."""
+    found: list[str] = []
+    _collect_extra(record, "", found)
+    return [
+        Problem(
+            relpath,
+            line,
+            "unknown-field",
+            f"unknown field {name!r}",
+            "check the spelling against docs/format.md; unknown fields are ignored",
+            "warn",
+        )
+        for name in found
+    ]
+
+
+def _collect_extra(value: Any, prefix: str, found: list[str]) -> None:
+    if isinstance(value, BaseModel):
+        for name in value.model_extra or {}:
+            found.append(prefix + name)
+        for name in type(value).model_fields:
+            _collect_extra(getattr(value, name), f"{prefix}{name}.", found)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_extra(item, prefix, found)
+
+
+def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
+    """Load a `.toml` or `.json` document as `model`, or say what is wrong."""
+    data = read_bytes(root, relpath)
+    if isinstance(data, Problem):
+        return Loaded(relpath, None, problems=[data])
+    digest = hashlib.sha256(data).hexdigest()
+    text = decode_utf8(relpath, data)
+    if isinstance(text, Problem):
+        return Loaded(relpath, None, sha256=digest, problems=[text])
+    if not text.strip():
+        empty = Problem(relpath, None, "empty", "file is empty", "an agent may be mid-write")
+        return Loaded(relpath, None, text=text, sha256=digest, problems=[empty])
+    parsed = parse_toml(relpath, text) if relpath.endswith(".toml") else parse_json(relpath, data)
+    if isinstance(parsed, Problem):
+        return Loaded(relpath, None, text=text, sha256=digest, problems=[parsed])
+    if not isinstance(parsed, dict):
+        problem = Problem(relpath, 1, "schema", "top level must be an object", "")
+        return Loaded(relpath, None, text=text, sha256=digest, problems=[problem])
+    try:
+        record = model.model_validate(parsed)
+    except ValidationError as exc:
+        problems = validation_problems(relpath, exc)
+        return Loaded(relpath, None, raw=parsed, text=text, sha256=digest, problems=problems)
+    problems = unknown_field_problems(relpath, record, None)
+    return Loaded(relpath, record, raw=parsed, text=text, sha256=digest, problems=problems)
+
+
+# ---- logs ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LogBatch:
+    """What one `LogReader.poll` found: new records and new problems.
+
+    `reset` is True when the file was truncated or replaced and the reader started
+    again from the top: callers drop what they had from this log first.
+    """
+
+    records: list[Any] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    reset: bool = False
+
+
+def log_adapter(kind: Kind) -> TypeAdapter[Any]:
+    return EVENT_ADAPTER if kind is Kind.EVENTS else EVIDENCE_ADAPTER
+
+
+class LogReader:
+    """Incremental reader of one hash-chained JSONL log.
+
+    Keyed by inode and offset. Each `poll` reads only bytes appended since the last
+    one; an unterminated last line is held back (and reported as a warning) until
+    its newline arrives. After the first broken chain link or seq gap the reader
+    keeps reading records but does not report every later line again.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        relpath: str,
+        kind: Kind,
+        on_record: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.root = root
+        self.relpath = relpath
+        self.adapter = log_adapter(kind)
+        self.on_record = on_record
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.inode: int | None = None
+        self.offset = 0
+        self.line_no = 0
+        self.last_seq = 0
+        self.last_hash = GENESIS
+        self.partial = b""
+        self.chain_broken_at: int | None = None
+        self.seq_broken_at: int | None = None
+        self.problems: list[Problem] = []
+
+    @property
+    def pending_problem(self) -> Problem | None:
+        """A warning while a last line is unterminated (an agent may be mid-write)."""
+        if not self.partial:
+            return None
+        return Problem(
+            self.relpath,
+            self.line_no + 1,
+            "unterminated-line",
+            f"last line has no newline yet ({len(self.partial)} bytes held back)",
+            "an agent may be mid-write; if it crashed, its last line is incomplete",
+            "warn",
+        )
+
+    def poll(self) -> LogBatch:
+        """Read what was appended since the last poll."""
+        batch = LogBatch()
+        real = resolve_inside(self.root, self.relpath)
+        if isinstance(real, Problem):
+            if self.inode is not None or real.code == "symlink-escape":
+                batch.reset = self.inode is not None
+                self._reset_state()
+                if real.code == "symlink-escape":
+                    self.problems.append(real)
+                    batch.problems.append(real)
+            return batch
+        try:
+            handle = open(real, "rb")
+        except OSError as exc:
+            problem = Problem(self.relpath, None, "unreadable", f"cannot read: {exc}", "")
+            return LogBatch(problems=[problem])
+        with handle:
+            info = os.fstat(handle.fileno())
+            if self.inode is not None and (info.st_ino != self.inode or info.st_size < self.offset):
+                replaced = info.st_ino != self.inode
+                self._reset_state()
+                batch.reset = True
+                note = Problem(
+                    self.relpath,
+                    None,
+                    "log-replaced" if replaced else "log-truncated",
+                    "log was replaced; re-read from the start"
+                    if replaced
+                    else "log shrank (truncated); re-read from the start",
+                    "logs are append-only: an agent must never rewrite or truncate one",
+                )
+                self.problems.append(note)
+                batch.problems.append(note)
+            self.inode = info.st_ino
+            handle.seek(self.offset)
+            while True:
+                chunk = handle.read(READ_CHUNK)
+                if not chunk:
+                    break
+                self.offset += len(chunk)
+                self._feed(chunk, batch)
+        return batch
+
+    def _feed(self, chunk: bytes, batch: LogBatch) -> None:
+        data = self.partial + chunk if self.partial else chunk
+        lines = data.split(b"\n")
+        self.partial = lines.pop()
+        if len(self.partial) > MAX_LINE_BYTES:
+            self.line_no += 1
+            self._problem(batch, "line-too-long", "line over 1 MiB", "keep log lines small")
+            self.partial = b""
+            self.last_hash = "?" * 64
+        for line in lines:
+            self._line(line, batch)
+
+    def _problem(self, batch: LogBatch, code: str, message: str, hint: str) -> None:
+        problem = Problem(self.relpath, self.line_no, code, message, hint)
+        self.problems.append(problem)
+        batch.problems.append(problem)
+
+    def _line(self, line: bytes, batch: LogBatch) -> None:
+        self.line_no += 1
+        expected_prev = self.last_hash
+        self.last_hash = hashlib.sha256(line).hexdigest()
+        parsed = parse_json(self.relpath, line, self.line_no)
+        if isinstance(parsed, Problem):
+            self.problems.append(parsed)
+            batch.problems.append(parsed)
+            return
+        if not isinstance(parsed, dict):
+            self._problem(batch, "schema", "a log line must be a JSON object", "")
+            return
+        try:
+            record: LogLine = self.adapter.validate_python(parsed)
+        except ValidationError as exc:
+            problems = validation_problems(self.relpath, exc, self.line_no)
+            self.problems.extend(problems)
+            batch.problems.extend(problems)
+            self._advance_seq(parsed.get("seq"), batch)
+            return
+        if record.model_extra:
+            extra = unknown_field_problems(self.relpath, record, self.line_no)
+            self.problems.extend(extra)
+            batch.problems.extend(extra)
+        if self.line_no == 1 and record.schema_version != 1:
+            self._problem(batch, "schema", 'first line lacks "schema": 1', 'add "schema": 1')
+        if record.prev != expected_prev and self.chain_broken_at is None:
+            self.chain_broken_at = record.seq
+            self._problem(
+                batch,
+                "chain-broken",
+                f"hash chain broken at seq {record.seq}: prev does not match line "
+                f"{self.line_no - 1}"
+                if self.line_no > 1
+                else f"hash chain broken at seq {record.seq}: first line's prev must be 64 zeros",
+                "a line before this one was edited or removed; logs are append-only",
+            )
+        self._advance_seq(record.seq, batch)
+        batch.records.append(record)
+        if self.on_record is not None:
+            self.on_record(record)
+
+    def _advance_seq(self, seq: object, batch: LogBatch) -> None:
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return
+        if seq != self.last_seq + 1 and self.seq_broken_at is None:
+            self.seq_broken_at = seq
+            self._problem(
+                batch,
+                "seq-gap",
+                f"seq {seq} follows seq {self.last_seq}; expected {self.last_seq + 1}",
+                "seq must count 1, 2, 3 ... with no gaps or repeats",
+            )
+        self.last_seq = seq

@@ -1,0 +1,314 @@
+"""Pydantic models for every record in a state directory (see docs/format.md).
+
+Models accept unknown fields (they are reported as warnings by the loader, via
+`model_extra`) and are strict about types: a string is never coerced to a number.
+Timestamps are RFC 3339 strings with a zone, parsed to aware datetimes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from store.layout import MISSION_ID, REQUEST_ID
+
+
+def _parse_timestamp(value: object) -> object:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError("timestamp has no time zone")
+        return value
+    if not isinstance(value, str):
+        raise ValueError("timestamp must be an RFC 3339 string")
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"not an RFC 3339 timestamp: {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise ValueError(f"timestamp has no time zone: {value!r}")
+    return parsed
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("NaN and Infinity are not allowed")
+    return value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
+Number = Annotated[float | int, BeforeValidator(_finite)]
+Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+MissionId = Annotated[str, Field(pattern=rf"^{MISSION_ID}$")]
+RequestId = Annotated[str, Field(pattern=rf"^{REQUEST_ID}$")]
+StepId = Annotated[str, Field(min_length=1, max_length=128)]
+
+Risk = Literal["read_only", "reversible_write", "external_write", "irreversible"]
+RISK_ORDER: dict[str, int] = {
+    "read_only": 0,
+    "reversible_write": 1,
+    "external_write": 2,
+    "irreversible": 3,
+}
+StepState = Literal[
+    "ready",
+    "running",
+    "waiting_for_approval",
+    "blocked",
+    "verifying",
+    "succeeded",
+    "failed",
+    "outcome_unknown",
+]
+GENESIS = "0" * 64
+
+
+class Record(BaseModel):
+    """Base of every record: strict types, unknown fields kept for a warning."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)
+
+
+class Document(Record):
+    """A whole-file record; carries `schema = 1`."""
+
+    schema_version: Literal[1] = Field(alias="schema")
+
+
+# ---- human-owned -------------------------------------------------------------------
+
+
+class Scope(Record):
+    include: list[str] = []
+    exclude: list[str] = []
+
+
+class Intent(Document):
+    title: str = Field(min_length=1)
+    objective: str = ""
+    non_goals: list[str] = []
+    scope: Scope = Scope()
+    success_evidence: list[str] = []
+    open_decisions: list[str] = []
+    created_by: str = ""
+    created_at: Timestamp | None = None
+    revision: int = Field(default=1, ge=1)
+    edited_by: str = ""
+    edited_at: Timestamp | None = None
+
+
+class Rule(Record):
+    id: str = Field(min_length=1)
+    rule: str
+    severity: Literal["error", "warn"] = "error"
+
+
+class Budget(Record):
+    usd: Number | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0)
+    steps: int | None = Field(default=None, ge=0)
+    wall_seconds: Number | None = Field(default=None, ge=0)
+    deadline: Timestamp | None = None
+
+
+class ApprovalPolicy(Record):
+    auto: list[Risk] = []
+    valid_for_seconds: int = Field(default=3600, gt=0)
+
+
+class Tools(Record):
+    allow: list[str] = []
+    deny: list[str] = []
+
+
+class Constraints(Document):
+    rule: list[Rule] = []
+    budget: Budget = Budget()
+    approval: ApprovalPolicy = ApprovalPolicy()
+    tools: Tools = Tools()
+    revision: int = Field(default=1, ge=1)
+    edited_by: str = ""
+    edited_at: Timestamp | None = None
+
+
+class Decision(Document):
+    request: RequestId
+    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+    decision: Literal["approve", "reject"]
+    reason: str = ""
+    decided_by: str = Field(min_length=1)
+    decided_at: Timestamp
+    valid_until: Timestamp | None = None
+    origin: str = ""
+
+    @model_validator(mode="after")
+    def _reject_needs_reason(self) -> Decision:
+        if self.decision == "reject" and not self.reason.strip():
+            raise ValueError("a rejection needs a reason")
+        return self
+
+
+class Settings(Document):
+    """hud.toml: workspace settings."""
+
+    stale_after_seconds: int = Field(default=600, gt=0)
+    theme: str = "dark"
+    bell: bool = False
+    keys: dict[str, str] = {}
+
+
+# ---- agent-owned --------------------------------------------------------------------
+
+
+class PlanStep(Record):
+    id: StepId
+    title: str
+    depends_on: list[StepId] = []
+    risk: Risk = "read_only"
+    effect: str = ""
+    verification: str = ""
+    recovery: str = ""
+    needs_approval: bool = False
+
+
+class Plan(Document):
+    version: int = Field(ge=1)
+    created_at: Timestamp
+    author: str
+    reason: str = ""
+    assumptions: list[str] = []
+    steps: list[PlanStep]
+    expected_evidence: list[str] = []
+
+    @model_validator(mode="after")
+    def _replan_needs_reason(self) -> Plan:
+        if self.version > 1 and not self.reason.strip():
+            raise ValueError("plan versions after 1 need a reason (why the plan changed)")
+        ids = [s.id for s in self.steps]
+        if len(ids) != len(set(ids)):
+            raise ValueError("step ids must be unique within a plan version")
+        return self
+
+
+class LogLine(Record):
+    """Fields every log line carries: sequence number, time and hash chain link."""
+
+    schema_version: Literal[1] | None = Field(default=None, alias="schema")
+    seq: int = Field(ge=1)
+    at: Timestamp
+    prev: Hex64
+
+
+class EventBase(LogLine):
+    actor: str
+
+
+class StepEvent(EventBase):
+    type: Literal["step"]
+    step: StepId
+    plan_version: int = Field(ge=1)
+    state: StepState
+    reason: str = ""
+
+
+class AttemptEvent(EventBase):
+    type: Literal["attempt"]
+    step: StepId
+    attempt: int = Field(ge=1)
+    phase: Literal["started", "finished"]
+    tool: str
+    args: dict[str, Any] = {}
+    idempotency_key: str = ""
+    approval: str | None = None
+    effect_possible: bool = False
+    outcome: Literal["ok", "error", "unknown"] | None = None
+    external_ref: str | None = None
+    output_ref: str | None = None
+
+
+class UsageEvent(EventBase):
+    type: Literal["usage"]
+    usd: Number = Field(ge=0)
+    tokens: int = Field(ge=0)
+    steps: int = Field(ge=0)
+
+
+class HeartbeatEvent(EventBase):
+    type: Literal["heartbeat"]
+
+
+class ErrorEvent(EventBase):
+    type: Literal["error"]
+    message: str
+    step: StepId | None = None
+
+
+class HaltEvent(EventBase):
+    type: Literal["halt"]
+    reason: str
+
+
+Event = Annotated[
+    StepEvent | AttemptEvent | UsageEvent | HeartbeatEvent | ErrorEvent | HaltEvent,
+    Field(discriminator="type"),
+]
+
+
+class Artifact(Record):
+    path: str = Field(min_length=1)
+    sha256: Hex64
+    bytes: int = Field(ge=0)
+
+
+class Evidence(LogLine):
+    id: str = Field(min_length=1)
+    step: StepId
+    observed: str
+    method: str
+    proves: str
+    verdict: Literal["pass", "fail"]
+    artifact: Artifact | None = None
+
+
+class ApprovalRequest(Document):
+    id: RequestId
+    step: StepId
+    plan_version: int = Field(ge=1)
+    tool: str = Field(min_length=1)
+    args: dict[str, Any]
+    risk: Risk
+    summary: str = ""
+    requested_by: str
+    requested_at: Timestamp
+    expires_at: Timestamp | None = None
+
+
+class Handoff(Document):
+    at: Timestamp
+    plan_version: int | None = Field(default=None, ge=1)
+    current_step: str | None = None
+    summary: str = ""
+    verified: list[str] = []
+    blockers: list[str] = []
+    next_steps: list[str] = []
+    resume_after_seq: int = Field(default=0, ge=0)
+
+
+# ---- digests --------------------------------------------------------------------------
+
+
+def canonical_json(value: Any) -> bytes:
+    """Keys sorted, separators `,` `:`, UTF-8, no ASCII escaping."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def request_digest(raw: dict[str, Any]) -> str:
+    """The digest a decision binds to: sha256 of the request's canonical JSON."""
+    return "sha256:" + hashlib.sha256(canonical_json(raw)).hexdigest()
