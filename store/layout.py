@@ -87,7 +87,9 @@ TABLE: tuple[Entry, ...] = (
 )
 
 # Directories that the layout expects; anything else is an unknown file or folder.
-KNOWN_DIRS = re.compile(rf"^(missions|missions/{MISSION_ID}(/(plan|approvals|history|artifacts(/.*)?))?)$")
+KNOWN_DIRS = re.compile(
+    rf"^(missions|missions/{MISSION_ID}(/(plan|approvals|history|artifacts(/.*)?))?)$"
+)
 
 # Transient files: store.human's temp files and agents' lock files, never records.
 _TRANSIENT = re.compile(r"(^|/)\.[^/]*\.tmp[^/]*$|\.lock$")

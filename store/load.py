@@ -14,10 +14,11 @@ import os
 import re
 import stat
 import tomllib
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 import jiter
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -30,6 +31,7 @@ T = TypeVar("T", bound=BaseModel)
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 MAX_LINE_BYTES = 1024 * 1024
+MAX_LOG_PROBLEMS = 100
 READ_CHUNK = 4 * 1024 * 1024
 
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -252,8 +254,11 @@ class LogReader:
     """Incremental reader of one hash-chained JSONL log.
 
     Keyed by inode and offset. Each `poll` reads only bytes appended since the last
-    one; an unterminated last line is held back (and reported as a warning) until
-    its newline arrives. After the first broken chain link or seq gap the reader
+    one. Records go to `on_record(record, line_no)` when given (so a huge log is
+    never held in memory), else into the batch. `line_starts` indexes each line's
+    byte offset so a viewer can read any window of the log again (`read_window`).
+    An unterminated last line is held back (and reported as a warning) until its
+    newline arrives. After the first broken chain link or seq gap the reader
     keeps reading records but does not report every later line again.
     """
 
@@ -262,12 +267,14 @@ class LogReader:
         root: Path,
         relpath: str,
         kind: Kind,
-        on_record: Callable[[Any], None] | None = None,
+        on_record: Callable[[Any, int], None] | None = None,
+        on_reset: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
         self.relpath = relpath
         self.adapter = log_adapter(kind)
         self.on_record = on_record
+        self.on_reset = on_reset
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -277,9 +284,15 @@ class LogReader:
         self.last_seq = 0
         self.last_hash = GENESIS
         self.partial = b""
+        self.line_starts = array("Q")
         self.chain_broken_at: int | None = None
         self.seq_broken_at: int | None = None
         self.problems: list[Problem] = []
+
+    def _restart(self) -> None:
+        self._reset_state()
+        if self.on_reset is not None:
+            self.on_reset()
 
     @property
     def pending_problem(self) -> Problem | None:
@@ -302,44 +315,47 @@ class LogReader:
         if isinstance(real, Problem):
             if self.inode is not None or real.code == "symlink-escape":
                 batch.reset = self.inode is not None
-                self._reset_state()
+                self._restart()
                 if real.code == "symlink-escape":
                     self.problems.append(real)
                     batch.problems.append(real)
             return batch
         try:
-            handle = open(real, "rb")
+            with open(real, "rb") as handle:
+                self._read_from(handle, batch)
         except OSError as exc:
             problem = Problem(self.relpath, None, "unreadable", f"cannot read: {exc}", "")
             return LogBatch(problems=[problem])
-        with handle:
-            info = os.fstat(handle.fileno())
-            if self.inode is not None and (info.st_ino != self.inode or info.st_size < self.offset):
-                replaced = info.st_ino != self.inode
-                self._reset_state()
-                batch.reset = True
-                note = Problem(
-                    self.relpath,
-                    None,
-                    "log-replaced" if replaced else "log-truncated",
-                    "log was replaced; re-read from the start"
-                    if replaced
-                    else "log shrank (truncated); re-read from the start",
-                    "logs are append-only: an agent must never rewrite or truncate one",
-                )
-                self.problems.append(note)
-                batch.problems.append(note)
-            self.inode = info.st_ino
-            handle.seek(self.offset)
-            while True:
-                chunk = handle.read(READ_CHUNK)
-                if not chunk:
-                    break
-                self.offset += len(chunk)
-                self._feed(chunk, batch)
         return batch
 
+    def _read_from(self, handle: BinaryIO, batch: LogBatch) -> None:
+        info = os.fstat(handle.fileno())
+        if self.inode is not None and (info.st_ino != self.inode or info.st_size < self.offset):
+            replaced = info.st_ino != self.inode
+            self._restart()
+            batch.reset = True
+            self._report(
+                batch,
+                [
+                    Problem(
+                        self.relpath,
+                        None,
+                        "log-replaced" if replaced else "log-truncated",
+                        "log was replaced; re-read from the start"
+                        if replaced
+                        else "log shrank (truncated); re-read from the start",
+                        "logs are append-only: an agent must never rewrite or truncate one",
+                    )
+                ],
+            )
+        self.inode = info.st_ino
+        handle.seek(self.offset)
+        while chunk := handle.read(READ_CHUNK):
+            self.offset += len(chunk)
+            self._feed(chunk, batch)
+
     def _feed(self, chunk: bytes, batch: LogBatch) -> None:
+        start = self.offset - len(chunk) - len(self.partial)
         data = self.partial + chunk if self.partial else chunk
         lines = data.split(b"\n")
         self.partial = lines.pop()
@@ -349,12 +365,29 @@ class LogReader:
             self.partial = b""
             self.last_hash = "?" * 64
         for line in lines:
+            self.line_starts.append(start)
+            start += len(line) + 1
             self._line(line, batch)
 
     def _problem(self, batch: LogBatch, code: str, message: str, hint: str) -> None:
-        problem = Problem(self.relpath, self.line_no, code, message, hint)
-        self.problems.append(problem)
-        batch.problems.append(problem)
+        self._report(batch, [Problem(self.relpath, self.line_no, code, message, hint)])
+
+    def _report(self, batch: LogBatch, problems: list[Problem]) -> None:
+        """Record problems, at most MAX_LOG_PROBLEMS per log, then one summary."""
+        for problem in problems:
+            if len(self.problems) < MAX_LOG_PROBLEMS:
+                self.problems.append(problem)
+                batch.problems.append(problem)
+            elif len(self.problems) == MAX_LOG_PROBLEMS:
+                more = Problem(
+                    self.relpath,
+                    problem.line,
+                    "too-many-problems",
+                    f"more than {MAX_LOG_PROBLEMS} problems; later ones are not listed",
+                    "fix the first ones and re-run",
+                )
+                self.problems.append(more)
+                batch.problems.append(more)
 
     def _line(self, line: bytes, batch: LogBatch) -> None:
         self.line_no += 1
@@ -362,8 +395,7 @@ class LogReader:
         self.last_hash = hashlib.sha256(line).hexdigest()
         parsed = parse_json(self.relpath, line, self.line_no)
         if isinstance(parsed, Problem):
-            self.problems.append(parsed)
-            batch.problems.append(parsed)
+            self._report(batch, [parsed])
             return
         if not isinstance(parsed, dict):
             self._problem(batch, "schema", "a log line must be a JSON object", "")
@@ -371,15 +403,11 @@ class LogReader:
         try:
             record: LogLine = self.adapter.validate_python(parsed)
         except ValidationError as exc:
-            problems = validation_problems(self.relpath, exc, self.line_no)
-            self.problems.extend(problems)
-            batch.problems.extend(problems)
+            self._report(batch, validation_problems(self.relpath, exc, self.line_no))
             self._advance_seq(parsed.get("seq"), batch)
             return
         if record.model_extra:
-            extra = unknown_field_problems(self.relpath, record, self.line_no)
-            self.problems.extend(extra)
-            batch.problems.extend(extra)
+            self._report(batch, unknown_field_problems(self.relpath, record, self.line_no))
         if self.line_no == 1 and record.schema_version != 1:
             self._problem(batch, "schema", 'first line lacks "schema": 1', 'add "schema": 1')
         if record.prev != expected_prev and self.chain_broken_at is None:
@@ -394,9 +422,10 @@ class LogReader:
                 "a line before this one was edited or removed; logs are append-only",
             )
         self._advance_seq(record.seq, batch)
-        batch.records.append(record)
-        if self.on_record is not None:
-            self.on_record(record)
+        if self.on_record is None:
+            batch.records.append(record)
+        else:
+            self.on_record(record, self.line_no)
 
     def _advance_seq(self, seq: object, batch: LogBatch) -> None:
         if not isinstance(seq, int) or isinstance(seq, bool):
@@ -410,3 +439,32 @@ class LogReader:
                 "seq must count 1, 2, 3 ... with no gaps or repeats",
             )
         self.last_seq = seq
+
+    def read_window(self, first: int, count: int) -> list[tuple[int, Any]]:
+        """Lines `first`..`first+count-1` (0-based) as (line_no, record or Problem)."""
+        stop = min(first + count, len(self.line_starts))
+        if first >= stop:
+            return []
+        real = resolve_inside(self.root, self.relpath)
+        if isinstance(real, Problem):
+            return []
+        end = self.line_starts[stop] if stop < len(self.line_starts) else self.offset
+        end -= len(self.partial)
+        try:
+            with open(real, "rb") as handle:
+                handle.seek(self.line_starts[first])
+                data = handle.read(end - self.line_starts[first])
+        except OSError:
+            return []
+        out: list[tuple[int, Any]] = []
+        for index, line in enumerate(data.split(b"\n")[: stop - first]):
+            line_no = first + index + 1
+            parsed = parse_json(self.relpath, line, line_no)
+            if isinstance(parsed, Problem):
+                out.append((line_no, parsed))
+                continue
+            try:
+                out.append((line_no, self.adapter.validate_python(parsed)))
+            except ValidationError as exc:
+                out.append((line_no, validation_problems(self.relpath, exc, line_no)[0]))
+        return out

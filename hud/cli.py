@@ -1,0 +1,58 @@
+"""`hud`: open the HUD on a state directory, or run one of its subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from importlib.metadata import version
+from pathlib import Path
+
+from hud import commands
+
+
+def _app_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hud",
+        description="Operator HUD: watch a state directory of AI-agent missions live.",
+        epilog="subcommands (each has --help):\n" + commands.summaries(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        help="state directory (default: $HUD_STATE_DIR, else the current directory)",
+    )
+    parser.add_argument("--read-only", action="store_true", help="never write anything")
+    parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")
+    parser.add_argument("--version", action="version", version=f"hud {version('operator-hud')}")
+    return parser
+
+
+def default_dir(given: Path | None) -> Path:
+    """DIR, else $HUD_STATE_DIR, else the current directory."""
+    if given is not None:
+        return given
+    return Path(os.environ.get("HUD_STATE_DIR") or ".")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    subcommands = commands.registry()
+    if args and args[0] in subcommands:
+        build, run = subcommands[args[0]]
+        parser = argparse.ArgumentParser(
+            prog=f"hud {args[0]}", formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        build(parser)
+        return run(parser.parse_args(args[1:]))
+    options = _app_parser().parse_args(args)
+    return commands.run_app(
+        default_dir(options.dir), read_only=options.read_only, theme=options.theme
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""`hud check DIR [--json]`: every invariant, grouped by mission; exit 0, 1 or 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+from hud.commands.plain import printable
+from store.check import Report, check
+from store.problems import Problem
+
+SUMMARY = "verify every invariant of a state directory"
+EXIT_VALID, EXIT_ERRORS, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+def build(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Verify every invariant of a state directory."
+    parser.add_argument("dir", type=Path, help="the state directory")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+
+
+class _LazyProgress:
+    """A progress bar on stderr that appears only once a check runs longer than 1 s."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.bar: Progress | None = None
+        self.task = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.started < 1.0 or not sys.stderr.isatty():
+                return
+            self.bar = Progress(
+                "checking",
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("check", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    root: Path = args.dir
+    if not root.is_dir():
+        print(f"hud check: {root}: no such directory", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    progress = _LazyProgress()
+    try:
+        report = check(root, progress=progress, jobs=args.jobs)
+    finally:
+        progress.stop()
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(render(report))
+    return EXIT_ERRORS if report.errors else EXIT_VALID
+
+
+def _problem_lines(problem: Problem) -> list[str]:
+    label = "error" if problem.severity == "error" else "warn "
+    lines = [f"  {label}  {printable(problem.where)}  {printable(problem.message)}"]
+    if problem.hint:
+        lines.append(f"         fix: {printable(problem.hint)}")
+    return lines
+
+
+def render(report: Report) -> str:
+    """The human-readable report: workspace problems, then each mission's."""
+    lines = [f"state directory {printable(report.root)}"]
+    if report.workspace_problems:
+        lines.append("workspace")
+        for problem in report.workspace_problems:
+            lines.extend(_problem_lines(problem))
+    for mission_id, mission in sorted(report.missions.items()):
+        lines.append(f"{mission_id}  {mission.status.value}  {printable(mission.title)}")
+        for problem in mission.problems:
+            lines.extend(_problem_lines(problem))
+    verdict = "invalid" if report.errors else "valid"
+    lines.append(
+        f"{len(report.missions)} missions, {report.errors} errors, "
+        f"{report.warnings} warnings: {verdict}"
+    )
+    return "\n".join(lines)

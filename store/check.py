@@ -1,0 +1,174 @@
+"""The invariants behind `hud check`: every problem in a state directory, by mission.
+
+Large workspaces are checked in parallel, missions split across processes by the
+size of their logs; each process builds its part of the index and reports back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from store.derive import MissionStatus
+from store.load import resolve_inside
+from store.mission import MissionState
+from store.problems import Problem
+from store.workspace import Workspace
+
+PARALLEL_BYTES = 16 * 1024 * 1024
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class MissionReport:
+    status: MissionStatus
+    title: str
+    problems: list[Problem]
+
+
+@dataclass(slots=True)
+class Report:
+    """What `hud check` found: workspace-level problems and one report per mission."""
+
+    root: str
+    workspace_problems: list[Problem] = field(default_factory=list)
+    missions: dict[str, MissionReport] = field(default_factory=dict)
+
+    def all_problems(self) -> list[Problem]:
+        found = list(self.workspace_problems)
+        for report in self.missions.values():
+            found.extend(report.problems)
+        return found
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for p in self.all_problems() if p.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for p in self.all_problems() if p.severity == "warn")
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "root": self.root,
+            "valid": self.errors == 0,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "problems": [p.to_json() for p in self.workspace_problems],
+            "missions": {
+                mission_id: {
+                    "status": report.status.value,
+                    "title": report.title,
+                    "problems": [p.to_json() for p in report.problems],
+                }
+                for mission_id, report in sorted(self.missions.items())
+            },
+        }
+
+
+def artifact_problems(mission: MissionState) -> list[Problem]:
+    """Artifacts cited by evidence that are not where they say or do not match sha256."""
+    found = []
+    for artifact, (cited, ref) in mission.artifact_refs.items():
+        if artifact not in mission.artifacts:
+            continue  # reported as missing by the mission's invariants
+        real = resolve_inside(mission.root, artifact)
+        if isinstance(real, Problem):
+            found.append(real)
+            continue
+        digest = hashlib.sha256()
+        size = 0
+        with open(real, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+        if digest.hexdigest() != cited.sha256 or size != cited.bytes:
+            found.append(
+                Problem(
+                    ref.relpath,
+                    ref.line,
+                    "artifact-mismatch",
+                    f"artifact {artifact} does not match the sha256/bytes cited",
+                    "the artifact changed after the evidence was written; artifacts are immutable",
+                )
+            )
+    return found
+
+
+def _check_missions(root: str, paths: list[str]) -> dict[str, MissionReport]:
+    """Index these paths and report each mission in them (runs in a worker process)."""
+    workspace = Workspace(root)
+    workspace.load_settings()
+    workspace.apply(paths)
+    reports = {}
+    for mission_id, mission in workspace.missions.items():
+        problems = mission.problems() + artifact_problems(mission)
+        reports[mission_id] = MissionReport(workspace.status(mission_id), mission.title, problems)
+    return reports
+
+
+def _by_mission(paths: Iterable[str]) -> tuple[dict[str, list[str]], list[str]]:
+    missions: dict[str, list[str]] = {}
+    other: list[str] = []
+    for rel in paths:
+        parts = rel.split("/", 2)
+        if len(parts) >= 3 and parts[0] == "missions":
+            missions.setdefault(parts[1], []).append(rel)
+        else:
+            other.append(rel)
+    return missions, other
+
+
+def _size(root: Path, rel: str) -> int:
+    try:
+        return os.lstat(root / rel).st_size
+    except OSError:
+        return 0
+
+
+def _chunks(weights: dict[str, int], count: int) -> list[list[str]]:
+    """Split missions into `count` groups of similar total weight."""
+    groups: list[list[str]] = [[] for _ in range(count)]
+    totals = [0] * count
+    for mission_id in sorted(weights, key=weights.__getitem__, reverse=True):
+        index = totals.index(min(totals))
+        groups[index].append(mission_id)
+        totals[index] += weights[mission_id]
+    return [group for group in groups if group]
+
+
+def check(root: Path, progress: Progress | None = None, jobs: int | None = None) -> Report:
+    """Check every invariant of the state directory at `root`."""
+    workspace = Workspace(root)
+    missions, other = _by_mission(workspace.walk())
+    workspace.apply(other)
+    report = Report(str(workspace.root), workspace.problems())
+    weights = {m: sum(_size(workspace.root, p) for p in paths) for m, paths in missions.items()}
+    total = sum(weights.values())
+    jobs = jobs or os.cpu_count() or 1
+    groups = _chunks(weights, jobs * 4 if total >= PARALLEL_BYTES and jobs > 1 else 1)
+    done = 0
+    if len(groups) <= 1:
+        for mission_id, paths in missions.items():
+            report.missions.update(_check_missions(str(workspace.root), paths))
+            done += weights[mission_id]
+            if progress:
+                progress(done, total)
+        return report
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = {
+            pool.submit(
+                _check_missions, str(workspace.root), [p for m in group for p in missions[m]]
+            ): sum(weights[m] for m in group)
+            for group in groups
+        }
+        for future in as_completed(futures):
+            report.missions.update(future.result())
+            done += futures[future]
+            if progress:
+                progress(done, total)
+    return report

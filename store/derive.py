@@ -1,0 +1,181 @@
+"""Derived, never stored: request status, mission status by urgency, budget use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from store.records import Settings
+
+if TYPE_CHECKING:
+    from store.mission import MissionState
+
+
+class MissionStatus(StrEnum):
+    """Mission status, declared from most to least urgent."""
+
+    NEEDS_YOU = "needs_you"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+    STALE = "stale"
+    RUNNING = "running"
+    IDLE = "idle"
+    DONE = "done"
+
+    @property
+    def urgency(self) -> int:
+        """0 is the most urgent."""
+        return _URGENCY[self]
+
+
+_URGENCY = {status: rank for rank, status in enumerate(MissionStatus)}
+
+
+class RequestStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    STALE = "stale"
+    EXPIRED = "expired"
+
+
+ACTIVE_STATES = frozenset({"ready", "running", "verifying", "waiting_for_approval"})
+
+
+def request_status(mission: MissionState, request_id: str, now: datetime) -> RequestStatus:
+    """Pending, approved, rejected, stale (digest mismatch) or expired."""
+    loaded = mission.requests[request_id]
+    request = loaded.record
+    decision_loaded = mission.decisions.get(request_id)
+    decision = decision_loaded.record if decision_loaded is not None else None
+    if decision is not None:
+        if not mission.decision_is_current(request_id):
+            return RequestStatus.STALE
+        if decision.decision == "reject":
+            return RequestStatus.REJECTED
+        if decision.valid_until is not None and now > decision.valid_until:
+            return RequestStatus.EXPIRED
+        if request is not None and request.expires_at is not None and now > request.expires_at:
+            return RequestStatus.EXPIRED
+        return RequestStatus.APPROVED
+    if request is not None and request.expires_at is not None and now > request.expires_at:
+        return RequestStatus.EXPIRED
+    return RequestStatus.PENDING
+
+
+def pending_count(mission: MissionState, now: datetime) -> int:
+    return sum(
+        1
+        for request_id in mission.requests
+        if request_status(mission, request_id, now) is RequestStatus.PENDING
+    )
+
+
+def is_done(mission: MissionState) -> bool:
+    plan = mission.latest_plan
+    if plan is None or not plan.steps:
+        return False
+    return all(
+        (latest := mission.step_latest.get(step.id)) is not None
+        and latest.event.state == "succeeded"
+        for step in plan.steps
+    )
+
+
+def mission_status(mission: MissionState, now: datetime, settings: Settings) -> MissionStatus:
+    """The most urgent thing true of a mission (DESIGN.md, "Derived, never stored")."""
+    states = {latest.event.state for latest in mission.step_latest.values()}
+    invalid = any(p.severity == "error" for p in mission.problems())
+    if pending_count(mission, now) or "outcome_unknown" in states or invalid:
+        return MissionStatus.NEEDS_YOU
+    if "failed" in states:
+        return MissionStatus.FAILED
+    if "blocked" in states or mission.halt is not None:
+        return MissionStatus.BLOCKED
+    if is_done(mission):
+        return MissionStatus.DONE
+    last = mission.last_event_at
+    if last is not None and (now - last).total_seconds() > settings.stale_after_seconds:
+        return MissionStatus.STALE
+    if states & ACTIVE_STATES:
+        return MissionStatus.RUNNING
+    return MissionStatus.IDLE
+
+
+# ---- budget -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One budget limit: what was used, the limit, burn per hour, projected exhaustion."""
+
+    name: str
+    used: float
+    limit: float
+    per_hour: float | None
+    exhausted_at: datetime | None
+
+    @property
+    def fraction(self) -> float:
+        return self.used / self.limit if self.limit > 0 else float("inf")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    limits: tuple[Limit, ...]
+    deadline: datetime | None
+
+    @property
+    def worst(self) -> Limit | None:
+        return max(self.limits, key=lambda limit: limit.fraction, default=None)
+
+    @property
+    def exhausted_before_deadline(self) -> bool:
+        """True when some limit is projected to run out before the deadline."""
+        if self.deadline is None:
+            return False
+        return any(
+            limit.exhausted_at is not None and limit.exhausted_at < self.deadline
+            for limit in self.limits
+        )
+
+
+def budget_use(mission: MissionState, now: datetime) -> Budget:
+    """The last usage against the `[budget]` limits, with burn rate and projection."""
+    constraints = mission.constraints.record if mission.constraints else None
+    if constraints is None:
+        return Budget((), None)
+    budget = constraints.budget
+    usage = mission.usage
+    last = usage[-1] if usage else None
+    first = usage[0] if usage else None
+    hours = (last.at - first.at).total_seconds() / 3600 if last and first else 0.0
+    limits: list[Limit] = []
+    for name, limit in (("usd", budget.usd), ("tokens", budget.tokens), ("steps", budget.steps)):
+        if limit is None:
+            continue
+        used = float(getattr(last, name)) if last else 0.0
+        start = float(getattr(first, name)) if first else 0.0
+        rate = (used - start) / hours if hours > 0 else None
+        limits.append(Limit(name, used, float(limit), rate, _projection(used, limit, rate, now)))
+    if budget.wall_seconds is not None and mission.first_event_at is not None:
+        end = mission.last_event_at if mission.halt is not None else now
+        elapsed = max(0.0, ((end or now) - mission.first_event_at).total_seconds())
+        limit = float(budget.wall_seconds)
+        limits.append(
+            Limit("time", elapsed, limit, 3600.0, _projection(elapsed, limit, 3600.0, now))
+        )
+    return Budget(tuple(limits), budget.deadline)
+
+
+def _projection(
+    used: float, limit: float, per_hour: float | None, now: datetime
+) -> datetime | None:
+    if per_hour is None or per_hour <= 0:
+        return None
+    remaining_hours = max(0.0, (limit - used) / per_hour)
+    if remaining_hours > 24 * 365 * 10:
+        return None
+    return now + timedelta(hours=remaining_hours)

@@ -1,0 +1,466 @@
+"""The HUD's only writer: human-owned records, written atomically.
+
+Every method takes a path relative to the state directory and refuses any path
+that `store.layout.is_human` does not mark human, or whose folder resolves outside
+the state directory (`OwnershipError`). Three ways to write:
+
+* **Write-once create** (decisions, a new mission's intent and constraints, history):
+  the bytes go to a temp file in the target folder (`.<name>.tmp-<random>`, which
+  `layout.is_transient` ignores), are fsynced, and are hard-linked to the final name;
+  the link fails if the name exists, so of two racing writers exactly one wins. The
+  loser of a decision race gets `AlreadyDecided`: "already decided by X at T".
+* **Optimistic replace** of an edited intent.toml or constraints.toml: the caller
+  passes the sha256 of the bytes it loaded; other bytes on disk raise `Conflict`
+  with both texts. Identical text is not written at all. Otherwise the previous
+  bytes are kept write-once as `history/<kind>.r<N>.toml` (N = their `revision`,
+  default 1; if that name holds other bytes, the next free N), then the new text
+  replaces the file: temp file, fsync, rename over, fsync the folder. Replaces of
+  one mission are serialised by an advisory lock (flock) on its folder.
+* **Who and when** of an edit: the text is saved as the human wrote it, comments and
+  layout kept, except three top-level lines that the writer owns:
+  `revision = N` (one more than the kept history revision), `edited_by = "<user>"`
+  and `edited_at = <RFC 3339 time>`. Each such line is rewritten whole where it
+  stands; a missing one is inserted before the first table header (above the
+  comments that lead into it), or at the end when there is no table. Every edit is
+  verified by re-parsing: the result must equal the human's data plus the three
+  values, and must validate as `Intent` or `Constraints`; otherwise `Invalid`.
+
+Records the HUD creates itself (a new mission, a decision) are serialised with
+tomli-w. Times are UTC, to the second.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import getpass
+import hashlib
+import os
+import re
+import secrets
+import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ValidationError
+
+from store.layout import (
+    Kind,
+    Located,
+    classify,
+    decision_path,
+    doc_path,
+    history_path,
+    is_human,
+)
+from store.load import parse_toml
+from store.problems import Problem
+from store.records import Constraints, Decision, Intent, Settings, request_digest
+
+_MODELS: dict[Kind, type[BaseModel]] = {
+    Kind.SETTINGS: Settings,
+    Kind.INTENT: Intent,
+    Kind.CONSTRAINTS: Constraints,
+    Kind.DECISION: Decision,
+}
+_EDITABLE = (Kind.INTENT, Kind.CONSTRAINTS)
+_COLUMN = re.compile(r"column (\d+)\)")
+_HEADER = re.compile(r"\s*\[")
+_LEAD_IN = re.compile(r"\s*(#.*)?\r?\n?$")
+
+
+class HumanWriteError(Exception):
+    """Base of every refusal; `relpath` names the file."""
+
+    def __init__(self, relpath: str, message: str) -> None:
+        super().__init__(message)
+        self.relpath = relpath
+
+
+class OwnershipError(HumanWriteError):
+    """The path is not human-owned, or escapes the state directory."""
+
+
+class AlreadyExists(HumanWriteError):
+    """A write-once file exists already; `text` is what is on disk."""
+
+    def __init__(self, relpath: str, message: str, text: str) -> None:
+        super().__init__(relpath, message)
+        self.text = text
+
+
+class AlreadyDecided(AlreadyExists):
+    """Someone decided first; `decision` is theirs (None if it is unreadable)."""
+
+    def __init__(self, relpath: str, message: str, text: str, decision: Decision | None) -> None:
+        super().__init__(relpath, message, text)
+        self.decision = decision
+
+
+class Conflict(HumanWriteError):
+    """The file changed on disk since it was loaded: `theirs` (on disk) vs `yours`.
+
+    `theirs_sha256` is None when the file was deleted; else pass it to a retried
+    `replace` to save on top of theirs.
+    """
+
+    def __init__(self, relpath: str, theirs: str, theirs_sha256: str | None, yours: str) -> None:
+        what = "was deleted" if theirs_sha256 is None else "changed on disk"
+        super().__init__(relpath, f"{relpath} {what} since it was loaded; not saved")
+        self.theirs = theirs
+        self.theirs_sha256 = theirs_sha256
+        self.yours = yours
+
+
+class Invalid(HumanWriteError):
+    """The text does not parse or validate; `line` and `column` are 1-based, if known."""
+
+    def __init__(self, relpath: str, message: str, line: int | None, column: int | None) -> None:
+        where = ":".join(str(n) for n in (line, column) if n is not None)
+        super().__init__(relpath, f"{relpath}:{where}: {message}" if where else message)
+        self.line = line
+        self.column = column
+        self.reason = message
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """What a write left on disk. `changed` is False when nothing was written."""
+
+    relpath: str
+    changed: bool
+    text: str
+    sha256: str
+    revision: int | None = None
+    history: str | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def default_identity() -> tuple[str, str]:
+    """The local user name, and the origin: the SSH client address or the local tty."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid {os.getuid()}"
+    ssh = os.environ.get("SSH_CLIENT") or os.environ.get("SSH_CONNECTION")
+    if ssh:
+        return user, f"ssh {ssh.split()[0]}"
+    return user, f"local {os.ttyname(0)}" if os.isatty(0) else "local"
+
+
+def writer_for(
+    root: Path, read_only: bool, user: str | None = None, origin: str | None = None
+) -> HumanWriter | None:
+    """A writer, or None in read-only mode or when the user cannot write `root`."""
+    missions = root / "missions"
+    writable = os.access(root, os.W_OK) and (not missions.exists() or os.access(missions, os.W_OK))
+    if read_only or not writable:
+        return None
+    default_user, default_origin = default_identity()
+    return HumanWriter(root, user or default_user, origin or default_origin)
+
+
+class HumanWriter:
+    """Writes human-owned records under `root` as `user` from `origin`."""
+
+    def __init__(
+        self, root: Path, user: str, origin: str, clock: Callable[[], datetime] = _now
+    ) -> None:
+        self.root = root
+        self.user = user
+        self.origin = origin
+        self.clock = clock
+        self._real_root = root.resolve()
+
+    # ---- public ----------------------------------------------------------------------
+
+    def create_document(self, relpath: str, data: dict[str, Any]) -> Saved:
+        """Serialise `data` (with `schema = 1`, None values dropped) and create it write-once."""
+        located, path = self._target(relpath)
+        text = tomli_w.dumps(_drop_none({"schema": 1, **data}))
+        self._validate(relpath, text, _model_of(located))
+        data_bytes = text.encode()
+        self._ensure_folder(path.parent)
+        try:
+            self._create_once(path, data_bytes)
+        except FileExistsError:
+            raise self._exists(located) from None
+        return Saved(relpath, True, text, _sha256(data_bytes))
+
+    def create_mission(
+        self, mission: str, intent: dict[str, Any], constraints: dict[str, Any] | None = None
+    ) -> list[Saved]:
+        """A new mission: intent.toml (with created_by/at) claims the id, then constraints.toml."""
+        stamp = {"created_by": self.user, "created_at": self.clock()}
+        saved = [self.create_document(doc_path(mission, Kind.INTENT), {**stamp, **intent})]
+        if constraints is not None:
+            saved.append(self.create_document(doc_path(mission, Kind.CONSTRAINTS), constraints))
+        return saved
+
+    def decide(
+        self,
+        mission: str,
+        request_id: str,
+        request_raw: dict[str, Any],
+        decision: Literal["approve", "reject"],
+        reason: str = "",
+        valid_until: datetime | None = None,
+    ) -> Decision:
+        """Record a decision on the request whose raw JSON object is `request_raw`, once."""
+        relpath = decision_path(mission, request_id)
+        if request_raw.get("id") != request_id:
+            raise Invalid(relpath, f"the request's id is not {request_id!r}", None, None)
+        saved = self.create_document(
+            relpath,
+            {
+                "request": request_id,
+                "digest": request_digest(request_raw),
+                "decision": decision,
+                "reason": reason,
+                "decided_by": self.user,
+                "decided_at": self.clock(),
+                "valid_until": valid_until,
+                "origin": self.origin,
+            },
+        )
+        return Decision.model_validate(tomllib.loads(saved.text))
+
+    def replace(self, relpath: str, new_text: str, loaded_sha256: str) -> Saved:
+        """Save an edited intent or constraints text, if the file is still what was loaded."""
+        located, path = self._target(relpath)
+        if located.kind not in _EDITABLE:
+            raise HumanWriteError(relpath, f"{relpath}: only intent and constraints are edited")
+        model = _model_of(located)
+        self._validate(relpath, new_text, model)
+        new_bytes = new_text.encode()
+        with _folder_lock(path.parent):
+            try:
+                current: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                current = None
+            if current is None or _sha256(current) != loaded_sha256:
+                if current is None:
+                    raise Conflict(relpath, "", None, new_text)
+                theirs = current.decode(errors="replace")
+                raise Conflict(relpath, theirs, _sha256(current), new_text)
+            if new_bytes == current:
+                return Saved(relpath, False, new_text, loaded_sha256)
+            revision = self._history_slot(located, current)
+            stamps = {"revision": revision + 1, "edited_by": self.user, "edited_at": self.clock()}
+            stamped = _stamp(new_text, stamps)
+            if stamped is None:
+                message = "cannot record who and when: keep revision, edited_by, edited_at "
+                raise Invalid(relpath, message + "as one-line top-level keys", None, None)
+            self._validate(relpath, stamped, model)
+            history = self._keep(located, revision, current)
+            stamped_bytes = stamped.encode()
+            self._replace_atomically(path, stamped_bytes)
+        return Saved(relpath, True, stamped, _sha256(stamped_bytes), revision + 1, history)
+
+    # ---- paths -----------------------------------------------------------------------
+
+    def _target(self, relpath: str) -> tuple[Located, Path]:
+        located = classify(relpath)
+        if located is None or not is_human(relpath):
+            owner = "unknown to the layout" if located is None else f"{located.owner} owned"
+            raise OwnershipError(relpath, f"{relpath} is {owner}: the HUD writes only human files")
+        path = self.root / relpath
+        existing = path.parent
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.resolve().is_relative_to(self._real_root) or path.is_symlink():
+            message = f"{relpath} is a symlink or leads outside the state directory"
+            raise OwnershipError(relpath, message)
+        return located, path
+
+    def _ensure_folder(self, folder: Path) -> None:
+        if not folder.is_dir():
+            self._ensure_folder(folder.parent)
+            folder.mkdir(exist_ok=True)
+            _fsync_dir(folder.parent)
+
+    def _exists(self, located: Located) -> AlreadyExists:
+        relpath = located.relpath
+        text = (self.root / relpath).read_bytes().decode(errors="replace")
+        if located.kind is not Kind.DECISION:
+            return AlreadyExists(relpath, f"{relpath} already exists", text)
+        try:
+            theirs: Decision | None = Decision.model_validate(tomllib.loads(text))
+        except (tomllib.TOMLDecodeError, ValidationError):
+            theirs = None
+        if theirs is None:
+            message = f"{relpath}: already decided (the existing decision is unreadable)"
+        else:
+            message = (
+                f"{relpath}: already decided ({theirs.decision}) by {theirs.decided_by} "
+                f"at {theirs.decided_at.isoformat()}"
+            )
+        return AlreadyDecided(relpath, message, text, theirs)
+
+    # ---- history ---------------------------------------------------------------------
+
+    def _history_slot(self, located: Located, old: bytes) -> int:
+        """The revision number under which `old` is (or will be) kept in history/."""
+        revision = _revision_of(old)
+        while True:
+            kept = self.root / history_path(located.mission or "", located.kind, revision)
+            if not kept.exists() or kept.read_bytes() == old:
+                return revision
+            revision += 1
+
+    def _keep(self, located: Located, revision: int, old: bytes) -> str:
+        kept, path = self._target(history_path(located.mission or "", located.kind, revision))
+        self._ensure_folder(path.parent)
+        try:
+            self._create_once(path, old)
+        except FileExistsError:
+            if path.read_bytes() != old:
+                raise self._exists(kept) from None
+        return kept.relpath
+
+    # ---- bytes to disk ---------------------------------------------------------------
+
+    def _create_once(self, path: Path, data: bytes) -> None:
+        """Hard-link a fsynced temp file to `path`; FileExistsError if it exists."""
+        temp = _write_temp(path, data)
+        try:
+            os.link(temp, path)
+        finally:
+            temp.unlink()
+            _fsync_dir(path.parent)
+
+    def _replace_atomically(self, path: Path, data: bytes) -> None:
+        temp = _write_temp(path, data)
+        try:
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(path.parent)
+
+    def _validate(self, relpath: str, text: str, model: type[BaseModel]) -> None:
+        parsed = parse_toml(relpath, text)
+        if isinstance(parsed, Problem):
+            column = _COLUMN.search(parsed.message)
+            where = int(column.group(1)) if column else None
+            raise Invalid(relpath, parsed.message, parsed.line, where)
+        try:
+            model.model_validate(parsed)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            loc = ".".join(str(part) for part in first["loc"])
+            line = _line_of(text, str(first["loc"][0])) if first["loc"] else None
+            message = f"{loc}: {first['msg']}" if loc else first["msg"]
+            raise Invalid(relpath, message, line, 1 if line else None) from None
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+def _model_of(located: Located) -> type[BaseModel]:
+    if located.kind is Kind.HISTORY:
+        return Intent if located.parts["name"].startswith("intent.") else Constraints
+    return _MODELS[located.kind]
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def _revision_of(data: bytes) -> int:
+    """The `revision` of a document's bytes; 1 when absent or unreadable."""
+    try:
+        revision = tomllib.loads(data.decode()).get("revision", 1)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return 1
+    return revision if isinstance(revision, int) and revision >= 1 else 1
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The first line assigning `key` or opening table `key`, for error messages."""
+    pattern = re.compile(rf"\s*(\[+\s*{re.escape(key)}\s*[\].]|[\"']?{re.escape(key)}[\"']?\s*=)")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def _stamp(text: str, stamps: dict[str, Any]) -> str | None:
+    """`text` with each stamp as a one-line top-level `key = value`; None if no safe edit."""
+    result: str | None = text
+    for key, value in stamps.items():
+        result = _set_top_level(result, key, value) if result is not None else None
+    return result
+
+
+def _set_top_level(text: str, key: str, value: Any) -> str | None:
+    """`text` with the line `key = value` rewritten where it stands, or inserted."""
+    want = {**tomllib.loads(text), key: value}
+    newline = "\r\n" if "\r\n" in text else "\n"
+    line = tomli_w.dumps({key: value}).rstrip("\n") + newline
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += newline
+    assigns = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    spans = [(i, i + 1) for i, s in enumerate(lines) if assigns.match(s)]
+    for i in [*(i for i, s in enumerate(lines) if _HEADER.match(s)), len(lines), 0]:
+        while i > 0 and _LEAD_IN.match(lines[i - 1]):
+            i -= 1
+        spans.append((i, i))
+    for start, end in spans:
+        result = "".join([*lines[:start], line, *lines[end:]])
+        try:
+            if tomllib.loads(result) == want:
+                return result
+        except tomllib.TOMLDecodeError:
+            continue
+    return None
+
+
+def _write_temp(path: Path, data: bytes) -> Path:
+    """A fsynced temp file beside `path`, named so `layout.is_transient` ignores it."""
+    temp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive advisory lock on a folder, held by one replace at a time."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,195 @@
+"""Cross-record invariants of one mission (DESIGN.md, "Invariants")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from store.layout import decision_path, plan_path
+from store.problems import Problem
+
+if TYPE_CHECKING:
+    from store.mission import MissionState
+
+
+def mission_invariants(mission: MissionState) -> list[Problem]:
+    """Every broken invariant that needs more than one file to see."""
+    return [
+        *_missing_documents(mission),
+        *_plan_versions(mission),
+        *_step_references(mission),
+        *_succeeded_without_evidence(mission),
+        *_requests_and_decisions(mission),
+        *_missing_artifacts(mission),
+    ]
+
+
+def _missing_documents(mission: MissionState) -> list[Problem]:
+    if mission.intent is not None:
+        return []
+    return [
+        Problem(
+            f"{mission.base}/intent.toml",
+            None,
+            "missing-intent",
+            "mission has no intent.toml: nobody has said what the work is",
+            "create it (the HUD's `n` key, or write the TOML by hand)",
+            "warn",
+        )
+    ]
+
+
+def _plan_versions(mission: MissionState) -> list[Problem]:
+    found = []
+    versions = sorted(mission.plans)
+    for expected, version in enumerate(versions, start=1):
+        if version != expected:
+            found.append(
+                Problem(
+                    plan_path(mission.id, version),
+                    None,
+                    "plan-gap",
+                    f"plan v{version} exists without v{expected}",
+                    "plan versions count 1, 2, 3 ... with no gaps",
+                )
+            )
+            break
+    for version, loaded in mission.plans.items():
+        record = loaded.record
+        if record is not None and record.version != version:
+            found.append(
+                Problem(
+                    loaded.relpath,
+                    None,
+                    "plan-version-mismatch",
+                    f"file v{version}.json says version {record.version}",
+                    "the file name and the version field must agree",
+                )
+            )
+        first = mission.plan_first_hash.get(version)
+        if first is not None and loaded.sha256 is not None and loaded.sha256 != first:
+            found.append(
+                Problem(
+                    loaded.relpath,
+                    None,
+                    "plan-changed",
+                    f"plan v{version} changed after it was written",
+                    "plan versions are immutable: write a new version with a reason instead",
+                )
+            )
+    return found
+
+
+def _plan_step_ids(mission: MissionState) -> set[str]:
+    return {
+        step.id
+        for loaded in mission.plans.values()
+        if loaded.record is not None
+        for step in loaded.record.steps
+    }
+
+
+def _step_references(mission: MissionState) -> list[Problem]:
+    if not mission.plans:
+        return []
+    known = _plan_step_ids(mission)
+    found = []
+    for refs in (mission.event_step_refs, mission.evidence_step_refs):
+        for step, ref in refs.items():
+            if step not in known:
+                found.append(
+                    Problem(
+                        ref.relpath,
+                        ref.line,
+                        "unknown-step",
+                        f"step {step!r} is in no plan version",
+                        "events and evidence must name steps of some plan version",
+                    )
+                )
+    for version, ref in mission.plan_version_refs.items():
+        if version not in mission.plans:
+            found.append(
+                Problem(
+                    ref.relpath,
+                    ref.line,
+                    "unknown-plan-version",
+                    f"plan_version {version} does not exist",
+                    f"write plan/v{version}.json before referring to it",
+                )
+            )
+    return found
+
+
+def _succeeded_without_evidence(mission: MissionState) -> list[Problem]:
+    return [
+        Problem(
+            f"{mission.base}/events.jsonl",
+            latest.line,
+            "unproven-success",
+            f"step {step!r} succeeded without evidence with verdict pass",
+            "append evidence for the step to evidence.jsonl before marking it succeeded",
+        )
+        for step, latest in mission.step_latest.items()
+        if latest.event.state == "succeeded" and step not in mission.passed_steps
+    ]
+
+
+def _requests_and_decisions(mission: MissionState) -> list[Problem]:
+    found = []
+    for request_id, loaded in mission.requests.items():
+        if loaded.record is not None and loaded.record.id != request_id:
+            found.append(
+                Problem(
+                    loaded.relpath,
+                    None,
+                    "request-id-mismatch",
+                    f"request file {request_id}.json has id {loaded.record.id!r}",
+                    "the file name and the id field must agree",
+                )
+            )
+    for request_id, decided in mission.decisions.items():
+        decision = decided.record
+        if request_id not in mission.requests:
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "orphan-decision",
+                    f"decision for request {request_id!r}, which does not exist",
+                    f"remove the decision, or restore approvals/{request_id}.json",
+                )
+            )
+        elif decision is not None and decision.request != request_id:
+            found.append(
+                Problem(
+                    decision_path(mission.id, request_id),
+                    None,
+                    "decision-request-mismatch",
+                    f"decision file names request {decision.request!r}",
+                    "the file name and the request field must agree",
+                )
+            )
+        elif mission.decision_is_current(request_id) is False:
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "stale-decision",
+                    "the request changed after it was decided (digest no longer matches)",
+                    "the action needs a new review: the agent must file a new request",
+                )
+            )
+    return found
+
+
+def _missing_artifacts(mission: MissionState) -> list[Problem]:
+    return [
+        Problem(
+            ref.relpath,
+            ref.line,
+            "missing-artifact",
+            f"artifact {artifact} does not exist",
+            "the agent must write the artifact before the evidence that cites it",
+        )
+        for artifact, (_, ref) in mission.artifact_refs.items()
+        if artifact not in mission.artifacts
+    ]

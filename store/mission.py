@@ -1,0 +1,267 @@
+"""One mission's index: its documents, log readers and running aggregates.
+
+Aggregates are updated line by line as logs grow, so deriving status costs time in
+proportion to the number of steps and requests, never to the length of the logs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from store.invariants import mission_invariants
+from store.layout import Kind, Located
+from store.load import Loaded, LogReader, load_document
+from store.problems import Problem
+from store.records import (
+    ApprovalRequest,
+    Artifact,
+    AttemptEvent,
+    Constraints,
+    Decision,
+    Evidence,
+    HaltEvent,
+    Handoff,
+    Intent,
+    Plan,
+    StepEvent,
+    UsageEvent,
+    request_digest,
+)
+
+RECENT = 200
+USAGE_POINTS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class UsagePoint:
+    at: datetime
+    usd: float
+    tokens: int
+    steps: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepLatest:
+    """The latest `step` event of a step, and where it is in the log."""
+
+    event: StepEvent
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """Where a log first mentioned something (a step, a plan version)."""
+
+    relpath: str
+    line: int
+
+
+class MissionState:
+    """Everything known about one mission folder."""
+
+    def __init__(self, root: Path, mission_id: str) -> None:
+        self.root = root
+        self.id = mission_id
+        self.base = f"missions/{mission_id}"
+        self.intent: Loaded[Intent] | None = None
+        self.constraints: Loaded[Constraints] | None = None
+        self.handoff: Loaded[Handoff] | None = None
+        self.plans: dict[int, Loaded[Plan]] = {}
+        self.plan_first_hash: dict[int, str] = {}
+        self.requests: dict[str, Loaded[ApprovalRequest]] = {}
+        self.decisions: dict[str, Loaded[Decision]] = {}
+        self.history: set[str] = set()
+        self.artifacts: set[str] = set()
+        self.events: LogReader | None = None
+        self.evidence: LogReader | None = None
+        self._problems: list[Problem] | None = None
+        self._reset_events()
+        self._reset_evidence()
+
+    # ---- aggregates ------------------------------------------------------------------
+
+    def _reset_events(self) -> None:
+        self.step_latest: dict[str, StepLatest] = {}
+        self.used_approvals: dict[str, AttemptEvent] = {}
+        self.usage: deque[UsagePoint] = deque(maxlen=USAGE_POINTS)
+        self.first_event_at: datetime | None = None
+        self.last_event_at: datetime | None = None
+        self.halt: HaltEvent | None = None
+        self.recent_events: deque[tuple[int, Any]] = deque(maxlen=RECENT)
+        self.event_step_refs: dict[str, Reference] = {}
+        self.plan_version_refs: dict[int, Reference] = {}
+
+    def _reset_evidence(self) -> None:
+        self.passed_steps: set[str] = set()
+        self.recent_evidence: deque[tuple[int, Evidence]] = deque(maxlen=RECENT)
+        self.evidence_step_refs: dict[str, Reference] = {}
+        self.artifact_refs: dict[str, tuple[Artifact, Reference]] = {}
+
+    def _on_event(self, event: Any, line: int) -> None:
+        relpath = f"{self.base}/events.jsonl"
+        if self.first_event_at is None:
+            self.first_event_at = event.at
+        self.last_event_at = event.at
+        self.recent_events.append((line, event))
+        if isinstance(event, StepEvent):
+            self.step_latest[event.step] = StepLatest(event, line)
+            self.event_step_refs.setdefault(event.step, Reference(relpath, line))
+            self.plan_version_refs.setdefault(event.plan_version, Reference(relpath, line))
+            self.halt = None
+        elif isinstance(event, AttemptEvent):
+            self.event_step_refs.setdefault(event.step, Reference(relpath, line))
+            if event.approval and event.phase == "started":
+                self.used_approvals.setdefault(event.approval, event)
+        elif isinstance(event, UsageEvent):
+            self.usage.append(UsagePoint(event.at, float(event.usd), event.tokens, event.steps))
+        elif isinstance(event, HaltEvent):
+            self.halt = event
+
+    def _on_evidence(self, item: Evidence, line: int) -> None:
+        relpath = f"{self.base}/evidence.jsonl"
+        self.recent_evidence.append((line, item))
+        self.evidence_step_refs.setdefault(item.step, Reference(relpath, line))
+        if item.verdict == "pass":
+            self.passed_steps.add(item.step)
+        if item.artifact is not None:
+            artifact = f"{self.base}/artifacts/{item.artifact.path}"
+            self.artifact_refs.setdefault(artifact, (item.artifact, Reference(relpath, line)))
+
+    # ---- applying file changes -------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.root / self.base).is_dir()
+
+    def apply(self, located: Located) -> None:
+        """Re-read the one file `located` names (or forget it if it is gone)."""
+        self._problems = None
+        rel = located.relpath
+        present = os.path.lexists(self.root / rel)
+        kind = located.kind
+        if kind is Kind.EVENTS:
+            self.events = self._poll(rel, kind, present, self.events)
+        elif kind is Kind.EVIDENCE:
+            self.evidence = self._poll(rel, kind, present, self.evidence)
+        elif kind is Kind.INTENT:
+            self.intent = load_document(self.root, rel, Intent) if present else None
+        elif kind is Kind.CONSTRAINTS:
+            self.constraints = load_document(self.root, rel, Constraints) if present else None
+        elif kind is Kind.HANDOFF:
+            self.handoff = load_document(self.root, rel, Handoff) if present else None
+        elif kind is Kind.PLAN:
+            self._apply_plan(int(located.parts["version"]), rel, present)
+        elif kind is Kind.REQUEST:
+            self._store(self.requests, located.parts["request"], rel, present, ApprovalRequest)
+        elif kind is Kind.DECISION:
+            self._store(self.decisions, located.parts["request"], rel, present, Decision)
+        elif kind is Kind.HISTORY:
+            _toggle(self.history, rel, present)
+        elif kind is Kind.ARTIFACT:
+            _toggle(self.artifacts, rel, present)
+
+    def _poll(
+        self, rel: str, kind: Kind, present: bool, reader: LogReader | None
+    ) -> LogReader | None:
+        if not present:
+            if kind is Kind.EVENTS:
+                self._reset_events()
+            else:
+                self._reset_evidence()
+            return None
+        if reader is None:
+            if kind is Kind.EVENTS:
+                reader = LogReader(self.root, rel, kind, self._on_event, self._reset_events)
+            else:
+                reader = LogReader(self.root, rel, kind, self._on_evidence, self._reset_evidence)
+        reader.poll()
+        return reader
+
+    def _store(
+        self, table: dict[str, Loaded[Any]], key: str, rel: str, present: bool, model: type[Any]
+    ) -> None:
+        if present:
+            table[key] = load_document(self.root, rel, model)
+        else:
+            table.pop(key, None)
+
+    def _apply_plan(self, version: int, rel: str, present: bool) -> None:
+        if not present:
+            self.plans.pop(version, None)
+            return
+        loaded = load_document(self.root, rel, Plan)
+        self.plans[version] = loaded
+        if loaded.sha256 is not None and loaded.record is not None:
+            self.plan_first_hash.setdefault(version, loaded.sha256)
+
+    def forget_prefix(self, rel: str) -> None:
+        """A folder under the mission vanished: drop everything indexed below it."""
+        prefix = rel + "/"
+        self.plans = {k: v for k, v in self.plans.items() if not v.relpath.startswith(prefix)}
+        self.requests = {k: v for k, v in self.requests.items() if not v.relpath.startswith(prefix)}
+        self.decisions = {
+            k: v for k, v in self.decisions.items() if not v.relpath.startswith(prefix)
+        }
+        self.history = {p for p in self.history if not p.startswith(prefix)}
+        self.artifacts = {p for p in self.artifacts if not p.startswith(prefix)}
+
+    # ---- views -----------------------------------------------------------------------
+
+    @property
+    def latest_plan(self) -> Plan | None:
+        for version in sorted(self.plans, reverse=True):
+            record = self.plans[version].record
+            if record is not None:
+                return record
+        return None
+
+    @property
+    def title(self) -> str:
+        if self.intent is not None and self.intent.record is not None:
+            return self.intent.record.title
+        return self.id
+
+    def problems(self) -> list[Problem]:
+        """File problems, log problems and broken invariants of this mission (cached)."""
+        if self._problems is None:
+            self._problems = self._collect_problems()
+        return self._problems
+
+    def _collect_problems(self) -> list[Problem]:
+        found: list[Problem] = []
+        for loaded in self._documents():
+            found.extend(loaded.problems)
+        for reader in (self.events, self.evidence):
+            if reader is not None:
+                found.extend(reader.problems)
+                pending = reader.pending_problem
+                if pending is not None:
+                    found.append(pending)
+        found.extend(mission_invariants(self))
+        return found
+
+    def _documents(self) -> list[Loaded[Any]]:
+        docs: list[Loaded[Any]] = [d for d in (self.intent, self.constraints, self.handoff) if d]
+        docs.extend(self.plans.values())
+        docs.extend(self.requests.values())
+        docs.extend(self.decisions.values())
+        return docs
+
+    def decision_is_current(self, request_id: str) -> bool | None:
+        """Whether the decision's digest matches the request as it is now (None: unknown)."""
+        request = self.requests.get(request_id)
+        decision = self.decisions.get(request_id)
+        if request is None or request.raw is None or decision is None or decision.record is None:
+            return None
+        return decision.record.digest == request_digest(request.raw)
+
+
+def _toggle(items: set[str], rel: str, present: bool) -> None:
+    if present:
+        items.add(rel)
+    else:
+        items.discard(rel)

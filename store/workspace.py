@@ -1,0 +1,185 @@
+"""The in-memory index of a state directory, updated incrementally, with derived state.
+
+`Workspace.scan()` builds the index once; `apply(paths)` updates only what those
+paths affect and returns the missions that changed. Logs are never held whole in
+memory: each mission keeps running aggregates (latest state per step, usage series,
+recent events) and a `LogReader` whose line index lets a viewer read any window.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from store.derive import (
+    Budget,
+    MissionStatus,
+    RequestStatus,
+    budget_use,
+    mission_status,
+    request_status,
+)
+from store.layout import (
+    KNOWN_DIRS,
+    classify,
+    is_transient,
+    safe_mission_id,
+)
+from store.load import load_document
+from store.mission import MissionState
+from store.problems import Problem
+from store.records import Settings
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Workspace:
+    """Every mission of one STATE_DIR, with problems and derived status."""
+
+    def __init__(self, root: Path | str, clock: Clock = utc_now) -> None:
+        self.root = Path(root).resolve()
+        self.clock = clock
+        self.missions: dict[str, MissionState] = {}
+        self.settings = Settings.model_validate({"schema": 1})
+        self.settings_problems: list[Problem] = []
+        self.unknown: dict[str, Problem] = {}
+
+    # ---- building and updating -------------------------------------------------------
+
+    def scan(self) -> set[str]:
+        """Index the whole directory; returns every mission id."""
+        return self.apply(self.walk())
+
+    def walk(self) -> Iterable[str]:
+        """Every path under the root, relative; unknown folders are not entered."""
+        stack = [""]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(self.root / folder))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = f"{folder}/{entry.name}" if folder else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if KNOWN_DIRS.match(rel):
+                        stack.append(rel)
+                    else:
+                        yield rel
+                else:
+                    yield rel
+
+    def apply(self, relpaths: Iterable[str]) -> set[str]:
+        """Bring the index up to date for these paths; returns the missions touched."""
+        touched: set[str] = set()
+        for rel in relpaths:
+            mission = self._apply_one(rel)
+            if mission is not None:
+                touched.add(mission)
+        for mission_id in touched:
+            state = self.missions.get(mission_id)
+            if state is not None and not state.exists():
+                del self.missions[mission_id]
+        return touched
+
+    def _apply_one(self, rel: str) -> str | None:
+        if is_transient(rel):
+            return None
+        if rel == "hud.toml" or not rel:
+            self.load_settings()
+            return None
+        located = classify(rel)
+        if located is None:
+            return self._unknown(rel)
+        self.unknown.pop(rel, None)
+        assert located.mission is not None
+        state = self.missions.get(located.mission)
+        if state is None:
+            state = self.missions[located.mission] = MissionState(self.root, located.mission)
+        state.apply(located)
+        return located.mission
+
+    def _unknown(self, rel: str) -> str | None:
+        path = self.root / rel
+        if not os.path.lexists(path):
+            self.unknown.pop(rel, None)
+            parts = rel.split("/")
+            if len(parts) >= 2 and parts[0] == "missions" and parts[1] in self.missions:
+                self.missions[parts[1]].forget_prefix(rel)
+                return parts[1]
+            return None
+        parts = rel.split("/")
+        if len(parts) >= 2 and parts[0] == "missions" and not safe_mission_id(parts[1]):
+            problem = Problem(
+                f"missions/{parts[1]}",
+                None,
+                "unsafe-mission-id",
+                f"mission folder name {parts[1]!r} is not a safe id",
+                "rename it to lower-case letters, digits, '.', '_' or '-' "
+                "(at most 64, starting with a letter or digit)",
+            )
+        elif path.is_dir():
+            if len(parts) == 2 and parts[0] == "missions" and path.is_symlink():
+                return None
+            problem = Problem(
+                rel,
+                None,
+                "unknown-folder",
+                "folder is not part of the layout",
+                _LAYOUT_HINT,
+                "warn",
+            )
+        else:
+            problem = Problem(
+                rel, None, "unknown-file", "file is not part of the layout", _LAYOUT_HINT, "warn"
+            )
+        self.unknown[problem.path] = problem
+        return None
+
+    def load_settings(self) -> None:
+        """(Re)load hud.toml, or fall back to defaults when it is absent."""
+        if not (self.root / "hud.toml").exists():
+            self.settings = Settings.model_validate({"schema": 1})
+            self.settings_problems = []
+            return
+        loaded = load_document(self.root, "hud.toml", Settings)
+        self.settings_problems = loaded.problems
+        if loaded.record is not None:
+            self.settings = loaded.record
+
+    # ---- derived ---------------------------------------------------------------------
+
+    def status(self, mission_id: str) -> MissionStatus:
+        return mission_status(self.missions[mission_id], self.clock(), self.settings)
+
+    def budget(self, mission_id: str) -> Budget:
+        return budget_use(self.missions[mission_id], self.clock())
+
+    def request_status(self, mission_id: str, request_id: str) -> RequestStatus:
+        return request_status(self.missions[mission_id], request_id, self.clock())
+
+    def pending_requests(self) -> list[tuple[str, str]]:
+        """(mission, request) of every pending request across missions."""
+        now = self.clock()
+        return [
+            (mission.id, request_id)
+            for mission in self.missions.values()
+            for request_id in mission.requests
+            if request_status(mission, request_id, now) is RequestStatus.PENDING
+        ]
+
+    def problems(self) -> list[Problem]:
+        """Every problem in the workspace: settings, unknown files, then each mission's."""
+        found = list(self.settings_problems) + list(self.unknown.values())
+        for mission in self.missions.values():
+            found.extend(mission.problems())
+        return found
+
+
+_LAYOUT_HINT = "move or remove it; see docs/format.md for the state directory layout"

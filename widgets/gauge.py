@@ -1,0 +1,87 @@
+"""Small renderers for table cells: a percent bar, a sparkline, a relative time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from rich.text import Text
+
+from widgets.status import theme_style
+
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+_TICKS = "▁▂▃▄▅▆▇█"
+_UNITS = (("y", 31_536_000), ("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1))
+WARN_AT = 0.8
+"""The fraction from which a bar shows in the warning colour."""
+
+
+def percent_bar(
+    fraction: float | None, width: int, variables: Mapping[str, str] | None = None
+) -> Text:
+    """A bar and its figure in `width` cells: `███▌░░  58%`; over 100%: `██████ !132%`.
+
+    None (no limit, or nothing known) shows `—`. The figure is never dropped: when
+    `width` is too small for a bar, only the figure is shown.
+    """
+    if fraction is None or not math.isfinite(fraction):
+        return Text("—")
+    value = max(fraction, 0.0)
+    percent = round(value * 100)
+    over = value > 1.0
+    figure = f"!{percent}%" if over else f"{percent:>3}%"
+    if over:
+        alert = theme_style("error", "bold", variables)
+    elif value >= WARN_AT:
+        alert = theme_style("warning", "", variables)
+    else:
+        alert = None
+    cells = width - len(figure) - 1
+    if cells < 1:
+        return Text(figure, style=alert or "")
+    eighths = min(round(value * cells * 8), cells * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (_EIGHTHS[part] if part else "")
+    text = Text(bar, style=alert or theme_style("accent", "", variables))
+    text.append("░" * (cells - len(bar)), style="dim")
+    text.append(" ")
+    text.append(figure, style=alert or "")
+    return text
+
+
+def sparkline(values: Sequence[float], width: int) -> str:
+    """`values` as at most `width` ticks `▁..█`, scaled from min(0, lowest) to highest.
+
+    Longer series are cut into `width` buckets, each showing its largest value;
+    non-finite values show as a space.
+    """
+    if width < 1 or not values:
+        return ""
+    buckets = min(width, len(values))
+    columns = [
+        values[len(values) * i // buckets : len(values) * (i + 1) // buckets]
+        for i in range(buckets)
+    ]
+    peaks = [max((v for v in column if math.isfinite(v)), default=math.nan) for column in columns]
+    finite = [v for v in peaks if math.isfinite(v)]
+    if not finite:
+        return " " * buckets
+    low, high = min(0.0, *finite), max(finite)
+    span = high - low
+    last = len(_TICKS) - 1
+    return "".join(
+        " " if not math.isfinite(v) else _TICKS[round((v - low) / span * last) if span else 0]
+        for v in peaks
+    )
+
+
+def relative_time(seconds: float) -> str:
+    """An age in one unit, floored: `now`, `4s`, `12m`, `3h`, `2d`, `1y`; future as `in 3m`."""
+    if not math.isfinite(seconds):
+        return "—"
+    size = abs(seconds)
+    if size < 1:
+        return "now"
+    unit, length = next(unit for unit in _UNITS if size >= unit[1])
+    amount = f"{int(size // length)}{unit}"
+    return f"in {amount}" if seconds < 0 else amount
