@@ -19,14 +19,17 @@ the state directory (`OwnershipError`). Three ways to write:
 * **Who and when** of an edit: the text is saved as the human wrote it, comments and
   layout kept, except three top-level lines that the writer owns:
   `revision = N` (one more than the kept history revision), `edited_by = "<user>"`
-  and `edited_at = <RFC 3339 time>`. Each such line is rewritten whole where it
-  stands; a missing one is inserted before the first table header (above the
-  comments that lead into it), or at the end when there is no table. Every edit is
-  verified by re-parsing: the result must equal the human's data plus the three
-  values, and must validate as `Intent` or `Constraints`; otherwise `Invalid`.
+  and `edited_at = <time>`; whatever the human put there is overwritten. Each
+  such line is rewritten whole where it stands; a missing one is inserted after the
+  last top-level key, before the first table header and the comments that lead
+  into it. Every edit is verified by re-parsing: the result must equal the human's
+  data plus the three values and validate as `Intent` or `Constraints`, or the save
+  fails with `Invalid` (so does a text that does not parse: with line and column).
 
-Records the HUD creates itself (a new mission, a decision) are serialised with
-tomli-w. Times are UTC, to the second.
+Records the HUD creates itself (a new mission with `created_by`/`created_at`, a
+decision) are serialised with tomli-w. Times are UTC to the second, written as TOML
+offset date-times in tomli-w's spelling `2025-03-01 12:00:00+00:00` (RFC 3339
+allows the space for the `T`).
 """
 
 from __future__ import annotations
@@ -242,12 +245,10 @@ class HumanWriter:
         new_bytes = new_text.encode()
         with _folder_lock(path.parent):
             try:
-                current: bytes | None = path.read_bytes()
+                current = path.read_bytes()
             except FileNotFoundError:
-                current = None
-            if current is None or _sha256(current) != loaded_sha256:
-                if current is None:
-                    raise Conflict(relpath, "", None, new_text)
+                raise Conflict(relpath, "", None, new_text) from None
+            if _sha256(current) != loaded_sha256:
                 theirs = current.decode(errors="replace")
                 raise Conflict(relpath, theirs, _sha256(current), new_text)
             if new_bytes == current:
@@ -448,7 +449,7 @@ def _write_temp(path: Path, data: bytes) -> Path:
 
 
 def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:
@@ -458,7 +459,7 @@ def _fsync_dir(folder: Path) -> None:
 @contextmanager
 def _folder_lock(folder: Path) -> Iterator[None]:
     """An exclusive advisory lock on a folder, held by one replace at a time."""
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -157,7 +157,7 @@ class Settings(Document):
     """hud.toml: workspace settings."""
 
     stale_after_seconds: int = Field(default=600, gt=0)
-    theme: str = "dark"
+    theme: str = "hud-dark"
     bell: bool = False
     keys: dict[str, str] = {}
 

@@ -7,6 +7,7 @@ Base colours are entries of the xterm 256-colour palette, so they survive a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
 from textual.theme import Theme
@@ -36,10 +37,10 @@ THEMES: dict[str, Theme] = {
             name="hud-light",
             primary="#005faf",
             secondary="#5f00af",
-            accent="#008787",
-            warning="#af5f00",
-            error="#d70000",
-            success="#008700",
+            accent="#005f5f",
+            warning="#875f00",
+            error="#af0000",
+            success="#005f00",
             foreground="#1c1c1c",
             background="#eeeeee",
             surface="#e4e4e4",
@@ -75,7 +76,7 @@ THEMES: dict[str, Theme] = {
 }
 
 
-def register_themes(app: App[object]) -> None:
+def register_themes(app: App[Any]) -> None:
     """Make every HUD theme available to `app` (`app.theme = "hud-light"`)."""
     for theme in THEMES.values():
         app.register_theme(theme)

@@ -21,14 +21,14 @@ def percent_bar(
 ) -> Text:
     """A bar and its figure in `width` cells: `███▌░░  58%`; over 100%: `██████ !132%`.
 
-    None (no limit, or nothing known) shows `—`. The figure is never dropped: when
-    `width` is too small for a bar, only the figure is shown.
+    None or NaN (nothing known) shows `—`; infinity (a zero limit) shows `!∞%`. The
+    figure is never dropped: when `width` is too small for a bar, only it is shown.
     """
-    if fraction is None or not math.isfinite(fraction):
+    if fraction is None or math.isnan(fraction):
         return Text("—")
     value = max(fraction, 0.0)
-    percent = round(value * 100)
     over = value > 1.0
+    percent = "∞" if math.isinf(value) else str(round(value * 100))
     figure = f"!{percent}%" if over else f"{percent:>3}%"
     if over:
         alert = theme_style("error", "bold", variables)
@@ -38,11 +38,12 @@ def percent_bar(
         alert = None
     cells = width - len(figure) - 1
     if cells < 1:
-        return Text(figure, style=alert or "")
-    eighths = min(round(value * cells * 8), cells * 8)
+        return Text(figure.rjust(width), style=alert or "")
+    eighths = round(min(value, 1.0) * cells * 8)
     full, part = divmod(eighths, 8)
     bar = "█" * full + (_EIGHTHS[part] if part else "")
-    text = Text(bar, style=alert or theme_style("accent", "", variables))
+    text = Text()
+    text.append(bar, style=alert or theme_style("accent", "", variables))
     text.append("░" * (cells - len(bar)), style="dim")
     text.append(" ")
     text.append(figure, style=alert or "")

@@ -47,9 +47,7 @@ _SEQUENCE = (
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
 )
 _TOKEN = {
-    multiline: re.compile(
-        f"(?P<seq>{_SEQUENCE})|[{controls}\x7f{_INVISIBLE_CLASS}]", re.DOTALL
-    )
+    multiline: re.compile(f"(?P<seq>{_SEQUENCE})|[{controls}\x7f{_INVISIBLE_CLASS}]", re.DOTALL)
     for multiline, controls in ((False, "\x00-\x1f"), (True, "\x00-\x09\x0b-\x1f"))
 }
 

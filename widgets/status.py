@@ -69,7 +69,9 @@ LOOKS: dict[str, Look] = {
 }
 
 
-def theme_style(colour: str, emphasis: str = "", variables: Mapping[str, str] | None = None) -> Style:
+def theme_style(
+    colour: str, emphasis: str = "", variables: Mapping[str, str] | None = None
+) -> Style:
     """A Rich style for a theme colour name, from `variables` if given, else ANSI."""
     value = variables.get(colour) if variables else None
     return Style.parse(f"{emphasis} {value or _ANSI.get(colour, 'default')}")
@@ -80,10 +82,11 @@ def status_text(
 ) -> Text:
     """`status` as symbol and word (`✗ failed`), or the symbol alone with `word=False`.
 
-    An unknown status shows as `? <status>` (made safe) with no colour.
+    An unknown status shows as `- <status>` (made safe) with no colour; empty as `-`.
     """
     look = LOOKS.get(status)
     if look is None:
-        return Text("? ").append_text(safe(status)) if word else Text("?")
+        text = Text("-")
+        return text.append(" ").append_text(safe(status)) if word and status else text
     label = f"{look.symbol} {look.word}" if word else look.symbol
     return Text(label, style=theme_style(look.colour, look.emphasis, variables))

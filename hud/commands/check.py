@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TimeRemainingColumn
 
 from hud.commands.plain import printable
 from store.check import Report, check
@@ -32,7 +32,7 @@ class _LazyProgress:
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.bar: Progress | None = None
-        self.task = 0
+        self.task = TaskID(0)
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:

@@ -1,0 +1,155 @@
+"""The HUD application: owns the workspace, the watcher and the screens."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.signal import Signal
+
+from hud.palette import HudCommands
+from hud.screens.overview import OverviewScreen
+from store.summary import MissionSummary, summarize
+from store.watch import watch_batches
+from store.workspace import Workspace, utc_now
+from themes import DEFAULT_THEME, STYLESHEET, register_themes
+
+TICK_SECONDS = 15.0
+
+
+class HudApp(App[None]):
+    """Operator HUD over one state directory."""
+
+    CSS_PATH = STYLESHEET
+    TITLE = "Operator HUD"
+    ENABLE_COMMAND_PALETTE = True
+    COMMANDS: ClassVar = App.COMMANDS | {HudCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("exclamation_mark", "problems", "Problems", id="problems"),
+        Binding("ctrl+t", "next_theme", "Theme", show=False, id="next_theme"),
+    ]
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        read_only: bool = False,
+        theme: str | None = None,
+        live: bool = True,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        super().__init__()
+        self.workspace = Workspace(root, clock)
+        self.read_only = read_only
+        self.live = live
+        self.requested_theme = theme
+        self.scanned = asyncio.Event()
+        self.changed: Signal[set[str] | None] = Signal(self, "changed")
+        """Published after the workspace changed: the missions touched, or None for all."""
+        self.watching = False
+        self.summaries: dict[str, MissionSummary] = {}
+        """The overview row of every mission, kept current for the touched ones."""
+
+    # ---- start-up ---------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        register_themes(self)
+        self.workspace.load_settings()
+        self._apply_settings()
+        self.push_screen(OverviewScreen())
+        if self.live:
+            self.watch_state()
+        self.scan()
+        self.set_interval(TICK_SECONDS, self._tick)
+
+    def _apply_settings(self) -> None:
+        settings = self.workspace.settings
+        self.theme = self._theme_name(self.requested_theme or settings.theme)
+        if settings.keys:
+            self.set_keymap(settings.keys)
+
+    def _theme_name(self, wanted: str) -> str:
+        """A registered theme for `wanted` ("light" means hud-light); else the default."""
+        for name in (wanted, f"hud-{wanted}"):
+            if name in self.available_themes:
+                return name
+        self.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning")
+        return DEFAULT_THEME
+
+    @work(thread=True, exclusive=True, group="scan")
+    def scan(self) -> None:
+        """Index the whole directory off the event loop; the UI waits for `scanned`."""
+        self.workspace.scan()
+        self.call_from_thread(self._scan_done)
+
+    def _scan_done(self) -> None:
+        self.scanned.set()
+        self._publish(None)
+
+    def _publish(self, touched: set[str] | None) -> None:
+        """Re-summarize the touched missions (None: all), then tell the screens."""
+        workspace = self.workspace
+        now = workspace.clock()
+        ids = set(workspace.missions) if touched is None else touched
+        for mission_id in ids:
+            mission = workspace.missions.get(mission_id)
+            if mission is None:
+                self.summaries.pop(mission_id, None)
+            else:
+                self.summaries[mission_id] = summarize(mission, now, workspace.settings)
+        if touched is None:
+            for gone in set(self.summaries) - ids:
+                del self.summaries[gone]
+        self.changed.publish(touched)
+
+    @work(exclusive=True, group="watch")
+    async def watch_state(self) -> None:
+        """Apply each batch of file changes to the workspace, on the event loop."""
+        self.watching = True
+        async for batch in watch_batches(self.workspace.root):
+            await self.scanned.wait()
+            touched: set[str] | None = self.workspace.apply(batch)
+            if "hud.toml" in batch:
+                self._apply_settings()
+                touched = None
+            self._publish(touched)
+
+    def _tick(self) -> None:
+        """Time passes: stale missions and expired requests change without a file change."""
+        if self.scanned.is_set():
+            self._publish(None)
+
+    # ---- actions ----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from hud.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.screen))
+
+    def action_problems(self) -> None:
+        from hud.screens.problems import ProblemsScreen
+
+        if not isinstance(self.screen, ProblemsScreen):
+            self.push_screen(ProblemsScreen())
+
+    def action_next_theme(self) -> None:
+        from themes import THEMES
+
+        names = list(THEMES)
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def open_mission(self, mission_id: str) -> None:
+        from hud.screens.mission import MissionScreen
+
+        if mission_id in self.workspace.missions:
+            self.push_screen(MissionScreen(mission_id))

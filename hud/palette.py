@@ -1,0 +1,51 @@
+"""Command palette (ctrl+p): go to any mission or screen, switch theme."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from widgets.safe_text import safe_str
+
+if TYPE_CHECKING:
+    from hud.app import HudApp
+
+
+class HudCommands(Provider):
+    """Missions by id and title, the HUD's screens, and its themes."""
+
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = cast("HudApp", self.app)
+        commands: list[tuple[str, Callable[[], object], str]] = [
+            ("Show problems", app.action_problems, "every problem in the workspace"),
+            ("Show help", app.action_help, "every key on this screen"),
+            ("Next theme", app.action_next_theme, "dark, light, high contrast"),
+        ]
+        for name in sorted(app.available_themes):
+            if name.startswith("hud-"):
+                commands.append(
+                    (f"Theme: {name}", partial(setattr, app, "theme", name), "switch theme")
+                )
+        for summary in sorted(app.summaries.values(), key=lambda s: s.sort_key()):
+            commands.append(
+                (
+                    f"Mission: {summary.id} {safe_str(summary.title)}",
+                    partial(app.open_mission, summary.id),
+                    summary.status.value,
+                )
+            )
+        return commands
+
+    async def discover(self) -> Hits:
+        for name, action, help_text in self._commands():
+            yield DiscoveryHit(name, action, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, action, help_text in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), action, help=help_text)

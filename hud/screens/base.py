@@ -1,0 +1,58 @@
+"""What every HUD screen shares: the header bar, kept current from the workspace."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, cast
+
+from textual.screen import Screen
+
+from widgets.header import HudHeader
+
+if TYPE_CHECKING:
+    from hud.app import HudApp
+
+
+class HudScreen(Screen[None]):
+    """A screen that follows workspace changes through the app's `changed` signal."""
+
+    @property
+    def hud(self) -> HudApp:
+        return cast("HudApp", self.app)
+
+    def on_mount(self) -> None:
+        self.hud.changed.subscribe(self, self._on_changed)
+        self.app.theme_changed_signal.subscribe(self, lambda _: self._on_changed(None))
+        if self.hud.scanned.is_set():
+            self.call_after_refresh(self.workspace_changed, None)
+
+    def _on_changed(self, touched: set[str] | None) -> None:
+        if self.is_current:
+            self.workspace_changed(touched)
+        else:
+            self._missed = True
+
+    def on_screen_resume(self) -> None:
+        if getattr(self, "_missed", False):
+            self._missed = False
+            self.workspace_changed(None)
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        """Refresh what this screen shows; `touched` is None when anything may differ."""
+        self.update_header()
+
+    def update_header(self) -> None:
+        workspace = self.hud.workspace
+        headers = self.query(HudHeader)
+        if not headers:
+            return
+        summaries = self.hud.summaries.values()
+        headers.first().show(
+            directory=str(workspace.root),
+            counts=Counter(s.status.value for s in sorted(summaries, key=lambda s: s.sort_key())),
+            problems=sum(s.problems for s in summaries) + len(workspace.unknown),
+            pending=sum(s.pending for s in summaries),
+            live=self.hud.watching,
+            read_only=self.hud.read_only,
+            variables=self.app.theme_variables,
+        )

@@ -1,0 +1,77 @@
+"""One mission: intent and constraints, plan, execution, evidence, budget, handoff."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from hud.screens.base import HudScreen
+from hud.screens.mission_views import TABS
+from store.mission import MissionState
+from widgets.header import HudHeader
+
+
+class MissionScreen(HudScreen):
+    """Tabs over one mission; each tab's widget is fed data by a view in mission_views."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="mission.back"),
+        *[
+            Binding(str(index), f"tab('{tab.id}')", tab.title, show=False, id=f"mission.{tab.id}")
+            for index, tab in enumerate(TABS, start=1)
+        ],
+        Binding("right_square_bracket", "next_tab", "Next tab", show=False, id="mission.next"),
+        Binding("left_square_bracket", "prev_tab", "Prev tab", show=False, id="mission.prev"),
+    ]
+
+    def __init__(self, mission_id: str) -> None:
+        super().__init__()
+        self.mission_id = mission_id
+
+    def compose(self) -> ComposeResult:
+        yield HudHeader()
+        with TabbedContent(id="tabs"):
+            for index, tab in enumerate(TABS, start=1):
+                with TabPane(f"{index} {tab.title}", id=tab.id):
+                    yield tab.widget()
+        yield Footer()
+
+    @property
+    def mission(self) -> MissionState | None:
+        return self.hud.workspace.missions.get(self.mission_id)
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        if touched is not None and self.mission_id not in touched:
+            return
+        mission = self.mission
+        summary = self.hud.summaries.get(self.mission_id)
+        self.sub_title = self.mission_id
+        if mission is None or summary is None:
+            self.notify(f"mission {self.mission_id} is gone", severity="warning")
+            self.app.pop_screen()
+            return
+        active = self.query_one(TabbedContent).active
+        for tab in TABS:
+            if tab.id == active:
+                tab.update(self, mission)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.workspace_changed({self.mission_id})
+
+    def action_tab(self, tab_id: str) -> None:
+        self.query_one(TabbedContent).active = tab_id
+
+    def _step_tab(self, step: int) -> None:
+        ids = [tab.id for tab in TABS]
+        active = self.query_one(TabbedContent).active
+        self.action_tab(ids[(ids.index(active) + step) % len(ids)])
+
+    def action_next_tab(self) -> None:
+        self._step_tab(1)
+
+    def action_prev_tab(self) -> None:
+        self._step_tab(-1)

@@ -1,0 +1,115 @@
+"""The overview: one row per mission, most urgent first; `/` filters, Enter opens."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Footer, Input
+
+from hud.screens.base import HudScreen
+from store.summary import MissionSummary
+from widgets.header import HudHeader
+from widgets.mission_table import MissionTable
+
+
+def matches(summary: MissionSummary, needle: str) -> bool:
+    """Case-insensitive match of the filter against id, title, status and step."""
+    if not needle:
+        return True
+    haystack = " ".join(
+        (summary.id, summary.title, summary.status.value, summary.current_step or "")
+    ).lower()
+    return all(word in haystack for word in needle.lower().split())
+
+
+class OverviewScreen(HudScreen):
+    """Every mission in the state directory."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", id="overview.filter"),
+        Binding("enter", "open", "Open", id="overview.open"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="overview.clear"),
+        Binding("j", "cursor_down", "Down", show=False, id="overview.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="overview.up"),
+        Binding("g", "first", "First", show=False, id="overview.first"),
+        Binding("G", "last", "Last", show=False, id="overview.last"),
+    ]
+
+    AUTO_FOCUS = "#missions"
+
+    def compose(self) -> ComposeResult:
+        yield HudHeader()
+        field = Input(placeholder="filter: id, title, status, step", id="filter")
+        field.display = False
+        yield field
+        yield MissionTable(id="missions")
+        yield Footer()
+
+    @property
+    def table(self) -> MissionTable:
+        return self.query_one(MissionTable)
+
+    @property
+    def needle(self) -> str:
+        return self.query_one("#filter", Input).value.strip()
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        table = self.table
+        table.variables = self.app.theme_variables
+        summaries = self.hud.summaries
+        needle = self.needle
+        if touched is None or needle:
+            shown = [s for s in summaries.values() if matches(s, needle)]
+            table.show(shown, self.hud.workspace.clock(), complete=True)
+        else:
+            changed = [summaries[m] for m in touched if m in summaries]
+            table.show(changed, self.hud.workspace.clock(), complete=False)
+            gone = [m for m in touched if m not in summaries]
+            if gone:
+                table.show(summaries.values(), self.hud.workspace.clock(), complete=True)
+        self.sub_title = f"{len(summaries)} missions"
+
+    # ---- filter -----------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.workspace_changed(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.table.focus()
+
+    def action_clear_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        if field.value or field.display:
+            field.value = ""
+            field.display = False
+            self.table.focus()
+
+    # ---- navigation -------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.hud.open_mission(str(event.row_key.value))
+
+    def action_open(self) -> None:
+        mission = self.table.selected_mission
+        if mission is not None:
+            self.hud.open_mission(mission)
+
+    def action_cursor_down(self) -> None:
+        self.table.action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.table.action_cursor_up()
+
+    def action_first(self) -> None:
+        self.table.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        self.table.move_cursor(row=self.table.row_count - 1)

@@ -1,0 +1,508 @@
+"""The scenarios the simulator plays, one mission each, and the briefs that set them up.
+
+Each scenario brings its mission to one status a demo should show: done, failed,
+needs_you (outcome unknown; approvals), stale, blocked (over budget), running, idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from simulator.mission import HEARTBEAT_TICKS, Action, Mission, Script, Sleep, Work
+from simulator.setup import Brief
+from store.agent import utcnow
+
+STALE_BY = timedelta(hours=2)
+
+
+def execute(m: Mission, step_id: str, work: Work, summary: str) -> Generator[Action, None, str]:
+    """Run a step, asking for approval first when the mission's policy requires it."""
+    if not m.needs_approval(step_id):
+        return (yield from m.run_step(step_id, work))
+    request_id = m.request(step_id, work, summary)
+    yield None
+    results = yield from m.await_approvals(
+        {step_id: request_id}, {step_id: work}, {step_id: summary}
+    )
+    request_id, auth = results[step_id]
+    if not auth.ok:
+        m.state(step_id, "blocked", f"approval {request_id}: {auth.reason}")
+        yield None
+        return "blocked"
+    return (yield from m.run_step(step_id, work, approval=request_id))
+
+
+def step(sid: str, title: str, risk: str = "read_only", **extra: Any) -> dict[str, Any]:
+    return {"id": sid, "title": title, "risk": risk, **extra}
+
+
+def report(m: Mission, title: str, lines: int) -> str:
+    """A small text artifact with deterministic content."""
+    rows = [f"{title} ({m.id})"] + [
+        f"{n:03d} {m.rng.choice(['ok', 'ok', 'ok', 'note'])} item-{m.rng.randrange(10_000):04d}"
+        for n in range(1, lines + 1)
+    ]
+    return "\n".join(rows) + "\n"
+
+
+# ---- done: two plan versions, every step with passing evidence -----------------------------
+
+
+def finishes(m: Mission) -> Script:
+    collect = step("collect", "Collect merged PRs since v2.3.0", verification="count matches git")
+    draft = step(
+        "draft",
+        "Draft release notes in docs/releases/v2.4.md",
+        "reversible_write",
+        depends_on=["collect"],
+        effect="writes docs/releases/v2.4.md on a branch",
+        recovery="delete the branch",
+    )
+    m.write_plan([collect, draft], assumptions=["all merged PRs carry a changelog label"])
+    prs = m.rng.randint(18, 40)
+    yield from m.run_step(
+        "collect",
+        Work(
+            "git.log",
+            {"range": "v2.3.0..main", "merges": True},
+            f"{prs} merged PRs, 3 marked breaking",
+            "git log --merges v2.3.0..main",
+            "the notes cover every merged change",
+            artifact=report(m, "merged PRs", 6),
+        ),
+    )
+    draft = {
+        **draft,
+        "title": "Draft release notes with a migration guide for the 3 breaking changes",
+        "effect": "writes docs/releases/v2.4.md and docs/migrating-to-2.4.md on a branch",
+    }
+    m.write_plan(
+        [collect, draft],
+        reason="collect found 3 breaking changes: the notes now include a migration guide",
+    )
+    m.handoff("re-planned: notes include a migration guide", "draft", next_steps=["draft"])
+    work = Work(
+        "fs.write",
+        {"paths": ["docs/releases/v2.4.md", "docs/migrating-to-2.4.md"], "branch": "notes-2.4"},
+        "both files written, markdown lint clean",
+        "markdownlint + link check",
+        "the notes and the guide are written and readable",
+        artifact=report(m, "lint of the notes", 3),
+    )
+    yield from execute(m, "draft", work, "write the v2.4 notes and migration guide")
+    m.writer.halt("complete: both steps of plan v2 succeeded with passing evidence")
+    m.handoff("release notes ready for review", None, next_steps=["open the PR for review"])
+    yield None
+
+
+# ---- failed: a step fails twice and the agent gives up ----------------------------------
+
+
+def fails(m: Mission) -> Script:
+    m.write_plan(
+        [
+            step("snapshot", "Snapshot the staging schema"),
+            step(
+                "migrate",
+                "Apply migration 0042 to staging",
+                "reversible_write",
+                depends_on=["snapshot"],
+                recovery="restore the snapshot",
+            ),
+        ]
+    )
+    yield from m.run_step(
+        "snapshot",
+        Work(
+            "pg.dump",
+            {"db": "staging", "schema_only": True},
+            "schema snapshot taken (212 tables)",
+            "pg_dump --schema-only",
+            "a restore point exists",
+            artifact=report(m, "schema snapshot", 4),
+        ),
+    )
+    migrate = Work(
+        "pg.migrate",
+        {"db": "staging", "migration": "0042_split_orders"},
+        "",
+        "migration runner exit status",
+        "the schema is at 0042",
+        failures=1,
+        result="error",
+        error="lock timeout on table orders",
+    )
+    yield from m.run_step("migrate", migrate)
+    m.writer.halt("gave up: migrate failed twice (lock timeout on table orders)")
+    m.handoff(
+        "migration 0042 failed on staging",
+        "migrate",
+        blockers=["lock timeout on table orders: a long transaction holds it"],
+        next_steps=["find the blocking transaction", "retry in a quiet window"],
+    )
+    yield None
+
+
+# ---- needs_you: an external write with an unknown outcome --------------------------------
+
+
+def unknown(m: Mission) -> Script:
+    m.write_plan(
+        [
+            step("list-due", "List refunds due today"),
+            step(
+                "submit",
+                "Submit the refund batch to the payments API",
+                "external_write",
+                depends_on=["list-due"],
+                effect="refunds customers (money leaves the account)",
+                recovery="query the batch by idempotency key before any retry",
+            ),
+        ]
+    )
+    count = m.rng.randint(20, 60)
+    yield from m.run_step(
+        "list-due",
+        Work(
+            "sql.query",
+            {"query": "select * from refunds where due = today"},
+            f"{count} refunds due",
+            "read-only query",
+            "the batch is complete",
+            artifact=report(m, "refunds due", 5),
+        ),
+    )
+    submit = Work(
+        "payments.refund_batch",
+        {"batch": f"rf-{m.rng.randrange(10**6):06d}", "count": count, "currency": "EUR"},
+        "",
+        "API response",
+        "the refunds were issued",
+        result="unknown",
+        error="payments API timed out after 30 s; the batch may have been applied",
+    )
+    yield from execute(m, "submit", submit, f"refund {count} customers")
+    m.writer.halt("outcome unknown for submit: reconcile with payments before any retry")
+    m.handoff(
+        "refund batch outcome unknown",
+        "submit",
+        blockers=["did the refund batch go through? check the payments dashboard"],
+        next_steps=["reconcile", "retry only with the same idempotency key"],
+    )
+    yield None
+
+
+# ---- stale: the agent died mid-step two hours ago ----------------------------------------------
+
+
+def stalls(m: Mission) -> Script:
+    m.write_plan(
+        [
+            step("crawl", "Crawl the docs site"),
+            step("build", "Build the search index", "reversible_write", depends_on=["crawl"]),
+            step("publish", "Publish the index", "reversible_write", depends_on=["build"]),
+        ]
+    )
+    yield from m.run_step(
+        "crawl",
+        Work(
+            "http.crawl",
+            {"site": "https://docs.example.com", "max_pages": 5000},
+            "4,812 pages crawled",
+            "crawler summary",
+            "the corpus is complete",
+            artifact=report(m, "crawl summary", 4),
+        ),
+    )
+    m.state("build", "running")
+    yield None
+    m.writer.attempt("build", 1, "started", "index.build", {"shards": 8}, effect_possible=True)
+    m.handoff("building the index", "build", next_steps=["build", "publish"])
+    yield None  # ... and the agent process is gone: no event from here on
+
+
+# ---- blocked: usage exceeds the budget --------------------------------------------------------
+
+
+def over_budget(m: Mission) -> Script:
+    topics = ["search", "read", "summarize", "cite"]
+    m.write_plan([step(t, f"{t.title()} sources on vector databases") for t in topics])
+    costs = {"search": 0.6, "read": 0.9, "summarize": 0.5, "cite": 0.2}
+    for topic in topics:
+        exceeded = m.over_budget()
+        if exceeded:
+            m.state(topic, "blocked", f"budget exceeded: {exceeded}")
+            yield None
+            m.writer.halt(f"budget exhausted before {topic}: {exceeded}")
+            m.handoff(
+                "stopped: over budget",
+                topic,
+                blockers=[f"budget exceeded: {exceeded}"],
+                next_steps=["raise [budget] usd in constraints.toml, or narrow the scope"],
+            )
+            yield None
+            return
+        work = Work(
+            "llm.research",
+            {"topic": "vector databases", "phase": topic},
+            f"{topic}: {m.rng.randint(5, 30)} sources",
+            "model output checked against source URLs",
+            f"{topic} done",
+            artifact=report(m, topic, 3),
+            usd=costs[topic],
+            tokens=40_000,
+        )
+        yield from m.run_step(topic, work)
+
+
+# ---- needs_you: approvals of every risk class --------------------------------------------------
+
+DEPLOY_STEPS = (
+    ("metrics", "Read production gateway error rates", "read_only", "metrics.query"),
+    ("staging", "Switch the staging gateway to config v42", "reversible_write", "k8s.apply"),
+    ("notify", "Tell partner Acme about the cutover window", "external_write", "email.send"),
+)
+
+
+def approvals(m: Mission) -> Script:
+    steps = [step(sid, title, risk) for sid, title, risk, _ in DEPLOY_STEPS]
+    retire = step(
+        "retire",
+        "Delete the retired v1 gateway bucket",
+        "irreversible",
+        depends_on=[sid for sid, *_ in DEPLOY_STEPS],
+        effect="deletes s3://gw-v1-archive and its 1.2 TB",
+        recovery="none: deletion is permanent",
+    )
+    m.write_plan([*steps, retire], assumptions=["v2 gateway has served 100% traffic for 7 days"])
+    args: dict[str, dict[str, Any]] = {
+        "metrics": {"query": "rate(gateway_errors_total[1h])", "cluster": "prod-eu"},
+        "staging": {"manifest": "gateway/config-v42.yaml", "namespace": "staging"},
+        "notify": {"to": "ops@acme.example", "subject": "Gateway cutover Tue 06:00 UTC"},
+        "retire": {"bucket": "s3://gw-v1-archive", "recursive": True},
+    }
+    works = {
+        sid: Work(
+            tool,
+            args[sid],
+            f"{sid} done",
+            "tool response checked",
+            f"{sid} has the intended effect",
+            artifact=report(m, sid, 3),
+        )
+        for sid, _, _, tool in (*DEPLOY_STEPS, ("retire", "", "", "s3.delete"))
+    }
+    summaries = {sid: title for sid, title, *_ in DEPLOY_STEPS}
+    summaries["retire"] = "permanently delete s3://gw-v1-archive (1.2 TB)"
+    pending: dict[str, str] = {}
+    for sid, *_ in DEPLOY_STEPS:
+        if m.needs_approval(sid):
+            pending[sid] = m.request(sid, works[sid], summaries[sid])
+            yield None
+    m.handoff(
+        f"waiting for {len(pending)} approvals", None, next_steps=[*sorted(pending), "retire"]
+    )
+    answers = yield from m.await_approvals(pending, works, summaries)
+    states: dict[str, str] = {}
+    for sid, *_ in DEPLOY_STEPS:
+        if sid not in answers:
+            states[sid] = yield from m.run_step(sid, works[sid])
+            continue
+        request_id, auth = answers[sid]
+        if auth.ok:
+            states[sid] = yield from m.run_step(sid, works[sid], approval=request_id)
+        else:
+            m.state(sid, "blocked", f"approval {request_id}: {auth.reason}")
+            states[sid] = "blocked"
+            yield None
+    unfinished = [sid for sid, state in states.items() if state != "succeeded"]
+    if unfinished:
+        m.state("retire", "blocked", f"depends on {', '.join(unfinished)}, which did not succeed")
+        yield None
+        m.writer.halt(f"blocked: {', '.join(unfinished)} did not succeed")
+        m.handoff("blocked on approvals", "retire", blockers=unfinished)
+        yield None
+        return
+    final = yield from execute(m, "retire", works["retire"], summaries["retire"])
+    m.writer.halt(f"finished: retire {final}")
+    m.handoff(f"gateway cutover finished (retire {final})", None)
+    yield None
+
+
+# ---- running: triage batches forever, a new plan version per batch --------------------------
+
+
+def runs(m: Mission) -> Script:
+    batch = 1
+    while True:
+        ids = [f"b{batch}-fetch", f"b{batch}-cluster", f"b{batch}-label"]
+        reason = (
+            f"batch {batch - 1} triaged; next batch covers the following hour of logs"
+            if batch > 1
+            else ""
+        )
+        m.write_plan(
+            [
+                step(ids[0], f"Fetch error logs, batch {batch}"),
+                step(ids[1], "Cluster errors by stack trace", depends_on=[ids[0]]),
+                step(
+                    ids[2], "Label issues in the tracker", "reversible_write", depends_on=[ids[1]]
+                ),
+            ],
+            reason=reason,
+        )
+        for sid in ids:
+            exceeded = m.over_budget()
+            if exceeded:
+                m.state(sid, "blocked", f"budget exceeded: {exceeded}")
+                yield None
+                m.writer.halt(f"budget exhausted: {exceeded}")
+                yield None
+                return
+            work = Work(
+                sid.split("-", 1)[1] + ".run",
+                {"batch": batch, "window": "1h"},
+                f"{m.rng.randint(50, 900)} log lines in {m.rng.randint(3, 12)} clusters",
+                "sampled 20 items by hand",
+                f"{sid} is correct",
+                artifact=report(m, sid, 4),
+                failures=1 if m.rng.random() < 0.15 else 0,
+                error="upstream 502",
+                ticks=(20, 60),
+                verify=True,
+            )
+            yield from execute(m, sid, work, f"{sid}: label issues")
+            m.handoff(f"triaging batch {batch}", sid, next_steps=ids[ids.index(sid) + 1 :])
+        batch += 1
+
+
+# ---- idle: planned, waiting for its window, alive --------------------------------------------
+
+
+def idles(m: Mission) -> Script:
+    m.write_plan(
+        [
+            step("inventory", "Inventory buckets older than 2 years"),
+            step("archive", "Move them to cold storage", "reversible_write"),
+            step("purge", "Purge the originals", "irreversible", depends_on=["archive"]),
+        ]
+    )
+    m.state("inventory", "ready", "scheduled for the maintenance window (Sat 02:00 UTC)")
+    m.handoff("idle until the maintenance window", None, next_steps=["inventory"])
+    yield None
+    while True:
+        yield Sleep(HEARTBEAT_TICKS)
+        m.writer.heartbeat()
+        yield None
+
+
+# ---- the table -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    base_id: str
+    script: Callable[[Mission], Script]
+    brief: Brief
+    clock_offset: timedelta = timedelta(0)
+
+
+def _brief(title: str, objective: str, auto: tuple[str, ...], usd: float, **kw: Any) -> Brief:
+    return Brief(
+        title=title,
+        objective=objective,
+        success_evidence=kw.pop("success_evidence", ("every step has passing evidence",)),
+        auto=auto,
+        usd=usd,
+        tokens=kw.pop("tokens", 2_000_000),
+        steps=kw.pop("steps", 500),
+        rules=kw.pop("rules", (("no-prod-writes", "No writes to production without approval"),)),
+        **kw,
+    )
+
+
+SAFE = ("read_only", "reversible_write")
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "approvals",
+        "deploy-gateway",
+        approvals,
+        _brief(
+            "Cut over to gateway v2",
+            "Move all traffic to gateway v2 and retire v1",
+            (),
+            25.0,
+            open_decisions=("may we delete the v1 archive?",),
+            valid_for_seconds=1800,
+        ),
+    ),
+    Scenario(
+        "running",
+        "log-triage",
+        runs,
+        _brief("Triage production errors", "Cluster and label new errors hourly", SAFE, 500.0),
+    ),
+    Scenario(
+        "done",
+        "release-notes",
+        finishes,
+        _brief("Release notes for v2.4", "Write the v2.4 release notes", SAFE, 5.0),
+    ),
+    Scenario(
+        "failed",
+        "flaky-migration",
+        fails,
+        _brief("Migrate staging to 0042", "Split the orders table on staging", SAFE, 5.0),
+    ),
+    Scenario(
+        "outcome_unknown",
+        "refund-batch",
+        unknown,
+        _brief(
+            "Issue today's refunds",
+            "Refund every customer due today",
+            (*SAFE, "external_write"),
+            2.0,
+        ),
+    ),
+    Scenario(
+        "stale",
+        "nightly-index",
+        stalls,
+        _brief("Rebuild the docs search index", "Nightly index rebuild", SAFE, 3.0),
+        clock_offset=-STALE_BY,
+    ),
+    Scenario(
+        "over_budget",
+        "research-digest",
+        over_budget,
+        _brief(
+            "Research digest: vector databases",
+            "A two-page digest with citations",
+            SAFE,
+            1.0,
+            tokens=400_000,
+            steps=20,
+        ),
+    ),
+    Scenario(
+        "idle",
+        "quarterly-cleanup",
+        idles,
+        _brief("Quarterly storage cleanup", "Archive and purge old buckets", ("read_only",), 10.0),
+    ),
+)
+
+
+def clock_for(scenario: Scenario) -> Callable[[], datetime]:
+    """The mission's clock: a stalled mission writes as if two hours ago."""
+    offset = scenario.clock_offset
+
+    def clock() -> datetime:
+        return utcnow() + offset
+
+    return clock if offset else utcnow

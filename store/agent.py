@@ -1,0 +1,812 @@
+"""The writer for agent runtimes and the demo simulator. The HUD never imports it.
+
+Logs (`events.jsonl`, `evidence.jsonl`) are appended under an exclusive `flock` on
+the log file itself: the writer reads the last complete line to recover `seq` and the
+hash chain (only the file's tail, so appending to a long log costs the same as to a
+short one), validates the new record with its pydantic model, and writes the whole
+line with one `os.write`. Plan versions, approval requests and artifacts are
+write-once (temp file + hard link, which fails if the name exists); the handoff is
+replaced atomically (temp + fsync + rename + fsync of the folder).
+
+`authorize()` is the commit-time check an agent makes before running an effect that
+needed approval: the decision approves exactly the request as it is now, has not
+expired, and no attempt has used it yet. `AgentWriter.start_approved_attempt()` makes
+that check and records the attempt under the events log's lock, so one approval runs
+once even with several agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import mmap
+import os
+import re
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic import ValidationError
+
+from store.layout import (
+    Kind,
+    decision_path,
+    doc_path,
+    log_path,
+    mission_dir,
+    plan_path,
+    request_path,
+    safe_mission_id,
+    safe_request_id,
+)
+from store.load import (
+    EVENT_ADAPTER,
+    EVIDENCE_ADAPTER,
+    MAX_LINE_BYTES,
+    load_document,
+    unknown_field_problems,
+)
+from store.records import (
+    GENESIS,
+    ApprovalRequest,
+    Artifact,
+    AttemptEvent,
+    Decision,
+    ErrorEvent,
+    Evidence,
+    HaltEvent,
+    Handoff,
+    HeartbeatEvent,
+    LogLine,
+    Plan,
+    Risk,
+    StepEvent,
+    StepState,
+    UsageEvent,
+    canonical_json,
+    request_digest,
+)
+
+TAIL_BLOCK = 8192
+_ARTIFACT_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class AgentError(Exception):
+    """Base of everything `store.agent` refuses to do."""
+
+
+class LogCorrupt(AgentError):
+    """The log's tail cannot be continued (unterminated or unparsable last line)."""
+
+
+class AlreadyExists(AgentError):
+    """A write-once file (plan version, request, artifact) exists already."""
+
+
+class PlanError(AgentError):
+    """A plan version that would overwrite one or leave a gap."""
+
+
+class InvalidRecord(AgentError):
+    """A record that does not validate against its model (nothing was written)."""
+
+
+# ---- small helpers --------------------------------------------------------------------
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def rfc3339(moment: datetime) -> str:
+    """An RFC 3339 timestamp with milliseconds; UTC is written as `Z`."""
+    if moment.tzinfo is None:
+        raise ValueError("timestamp has no time zone")
+    text = moment.isoformat(timespec="milliseconds")
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def compact_json(value: Any) -> bytes:
+    """One log line's JSON: separators `,` `:`, UTF-8, no ASCII escaping, key order kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
+        "utf-8"
+    )
+
+
+def pretty_json(value: Any) -> bytes:
+    """A document's JSON, indented for people who open it."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _normalize(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain JSON object (tuples to lists, NaN refused), keys in their given order."""
+    try:
+        result = json.loads(json.dumps(dict(value), ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidRecord(f"not JSON-serializable: {exc}") from exc
+    return cast(dict[str, Any], result)
+
+
+def _validate(model: Callable[[dict[str, Any]], Any], raw: dict[str, Any], what: str) -> Any:
+    try:
+        record = model(raw)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(record)'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise InvalidRecord(f"{what} does not validate: {details}") from exc
+    extra = unknown_field_problems(what, record, None)
+    if extra:
+        names = ", ".join(p.message for p in extra)
+        raise InvalidRecord(f"{what} has fields the format does not define: {names}")
+    return record
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _temp_name(final: Path) -> Path:
+    """A temp file next to `final`; `store.layout.is_transient` recognises it."""
+    return final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def _write_temp(final: Path, data: bytes) -> Path:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temp = _temp_name(final)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return temp
+
+
+def write_once(final: Path, data: bytes) -> None:
+    """Create `final` with `data`, or raise AlreadyExists; never a half-written file."""
+    temp = _write_temp(final, data)
+    try:
+        os.link(temp, final)
+    except FileExistsError as exc:
+        raise AlreadyExists(f"{final.name} exists already; it is write-once") from exc
+    finally:
+        temp.unlink(missing_ok=True)
+    _fsync_dir(final.parent)
+
+
+def replace_atomically(final: Path, data: bytes) -> None:
+    """Replace `final` with `data`: temp + fsync + rename + fsync of the folder."""
+    temp = _write_temp(final, data)
+    try:
+        os.replace(temp, final)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(final.parent)
+
+
+# ---- log tails ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """Where a log ends: the last line's `seq` and the sha256 of its bytes (its successor's
+    `prev`). An empty log has seq 0 and the genesis hash."""
+
+    seq: int
+    digest: str
+    size: int
+
+
+def read_tail(fd: int, *, strict: bool = True) -> Tail:
+    """The last complete line of the open log `fd`, reading only the file's end.
+
+    With `strict`, an unterminated last line raises LogCorrupt (appending after it would
+    glue two records together); otherwise it is ignored, as a reader would hold it back.
+    """
+    size = os.fstat(fd).st_size
+    end = size
+    if end and os.pread(fd, 1, end - 1) != b"\n":
+        if strict:
+            raise LogCorrupt(
+                "the log's last line has no newline (a writer crashed mid-line?); "
+                "repair the log before appending"
+            )
+        end = _line_start(fd, end)  # drop the partial line
+    if end == 0:
+        return Tail(0, GENESIS, size)
+    start = _line_start(fd, end - 1)
+    line = os.pread(fd, end - 1 - start, start)
+    try:
+        seq = json.loads(line)["seq"]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise LogCorrupt(f"the log's last line is not a record with a seq: {exc}") from exc
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        raise LogCorrupt(f"the log's last line has seq {seq!r}, not a positive integer")
+    return Tail(seq, hashlib.sha256(line).hexdigest(), size)
+
+
+def _line_start(fd: int, end: int) -> int:
+    """Offset just after the last newline before `end` (0 if none)."""
+    pos = end
+    while pos > 0:
+        begin = max(0, pos - TAIL_BLOCK)
+        block = os.pread(fd, pos - begin, begin)
+        found = block.rfind(b"\n")
+        if found != -1:
+            return begin + found + 1
+        pos = begin
+    return 0
+
+
+def log_tail(path: Path) -> Tail:
+    """The tail of the log at `path` without locking it (a partial last line is skipped)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return Tail(0, GENESIS, 0)
+    try:
+        return read_tail(fd, strict=False)
+    finally:
+        os.close(fd)
+
+
+class _LockedLog:
+    """An open log held under an exclusive flock; append lines one `os.write` each."""
+
+    def __init__(self, path: Path, kind: Kind, fsync: bool) -> None:
+        self.path = path
+        self.kind = kind
+        self.fsync = fsync
+        self.fd = -1
+
+    def __enter__(self) -> _LockedLog:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            except BaseException:
+                os.close(fd)
+                raise
+            if same:
+                self.fd = fd
+                return self
+            os.close(fd)  # replaced while we waited for the lock: lock the new file
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # closing releases the flock
+        self.fd = -1
+
+    def append(self, at: datetime, fields: Mapping[str, Any]) -> tuple[LogLine, dict[str, Any]]:
+        """Validate and append one record; returns it and the raw dict as written."""
+        tail = read_tail(self.fd)
+        seq = tail.seq + 1
+        raw: dict[str, Any] = {"schema": 1} if seq == 1 else {}
+        raw.update(seq=seq, at=rfc3339(at), prev=tail.digest)
+        for key, value in fields.items():
+            if value is None:
+                continue
+            if key == "id" and value == "" and self.kind is Kind.EVIDENCE:
+                value = f"ev-{seq}"
+            raw[key] = value
+        raw = _normalize(raw)
+        adapter = EVENT_ADAPTER if self.kind is Kind.EVENTS else EVIDENCE_ADAPTER
+        record = _validate(adapter.validate_python, raw, f"{self.kind.value} line {seq}")
+        line = compact_json(raw)
+        if b"\n" in line or len(line) > MAX_LINE_BYTES:
+            raise InvalidRecord(f"a log line must be under {MAX_LINE_BYTES:,} bytes")
+        data = line + b"\n"
+        try:
+            written = os.write(self.fd, data)
+        except BaseException:
+            os.ftruncate(self.fd, tail.size)
+            raise
+        if written != len(data):  # disk full: take the torn bytes back
+            os.ftruncate(self.fd, tail.size)
+            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        if self.fsync:
+            os.fsync(self.fd)
+            if seq == 1:
+                _fsync_dir(self.path.parent)
+        return cast(LogLine, record), raw
+
+
+# ---- authorization ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Authorization:
+    """The answer of `authorize`: ok, or the reason the action must not run."""
+
+    ok: bool
+    reason: str
+    request: ApprovalRequest | None = None
+    raw_request: dict[str, Any] | None = None
+    decision: Decision | None = None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalUse:
+    """An attempt event that references an approval."""
+
+    seq: int
+    step: str
+    attempt: int
+
+
+def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse | None:
+    """The first attempt event in the mission's events log that references `request_id`.
+
+    Scans the log with `mmap` for the id's JSON string and parses only the lines that
+    contain it, so a long log costs a memory scan, not a JSON parse per line.
+    """
+    path = root / log_path(mission, Kind.EVENTS)
+    needle = json.dumps(request_id, ensure_ascii=False).encode("utf-8")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        if os.fstat(fd).st_size == 0:
+            return None
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view:
+            pos = view.find(needle)
+            while pos != -1:
+                start = view.rfind(b"\n", 0, pos) + 1
+                end = view.find(b"\n", pos)
+                if end == -1:
+                    return None  # an unterminated last line is not a record yet
+                use = _approval_use(view[start:end], request_id)
+                if use is not None:
+                    return use
+                pos = view.find(needle, end)
+    finally:
+        os.close(fd)
+    return None
+
+
+def _approval_use(line: bytes, request_id: str) -> ApprovalUse | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    if (
+        isinstance(value, dict)
+        and value.get("type") == "attempt"
+        and value.get("approval") == request_id
+    ):
+        seq, step, attempt = value.get("seq"), value.get("step"), value.get("attempt")
+        if isinstance(seq, int) and isinstance(step, str) and isinstance(attempt, int):
+            return ApprovalUse(seq, step, attempt)
+    return None
+
+
+def authorize(
+    root: Path, mission: str, request_id: str, now: datetime | None = None
+) -> Authorization:
+    """May the action of approval request `request_id` run now? Check at commit time.
+
+    ok only when: the request exists and is valid; a decision exists, approves, and
+    its digest equals the digest of the request as it is now; neither the request's
+    `expires_at` nor the decision's `valid_until` has passed; and no attempt event has
+    used this approval yet (one approval runs once).
+    """
+    moment = now or utcnow()
+    if not safe_mission_id(mission) or not safe_request_id(request_id):
+        return Authorization(False, "unsafe mission or request id")
+    if not (root / request_path(mission, request_id)).exists():
+        return Authorization(False, "no such request")
+    loaded = load_document(root, request_path(mission, request_id), ApprovalRequest)
+    request, raw = loaded.record, loaded.raw
+    if request is None or raw is None:
+        first = loaded.problems[0].message if loaded.problems else "unreadable"
+        return Authorization(False, f"invalid request: {first}")
+    if request.id != request_id:
+        return Authorization(False, f"invalid request: its id is {request.id!r}", request, raw)
+    if not (root / decision_path(mission, request_id)).exists():
+        if request.expires_at is not None and moment >= request.expires_at:
+            return Authorization(
+                False,
+                f"expired: request expired at {rfc3339(request.expires_at)} without a decision",
+                request,
+                raw,
+            )
+        return Authorization(False, "not decided", request, raw)
+    decided = load_document(root, decision_path(mission, request_id), Decision)
+    decision = decided.record
+    if decision is None:
+        first = decided.problems[0].message if decided.problems else "unreadable"
+        return Authorization(False, f"invalid decision: {first}", request, raw)
+
+    def deny(reason: str) -> Authorization:
+        return Authorization(False, reason, request, raw, decision)
+
+    if decision.request != request_id:
+        return deny(f"invalid decision: it names request {decision.request!r}")
+    if decision.decision == "reject":
+        return deny(f"rejected: {decision.reason}")
+    if decision.digest != request_digest(raw):
+        return deny("stale: request changed after approval")
+    use = find_approval_use(root, mission, request_id)
+    if use is not None:
+        return deny(f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})")
+    if request.expires_at is not None and moment >= request.expires_at:
+        return deny(f"expired: request expired at {rfc3339(request.expires_at)}")
+    if decision.valid_until is not None and moment >= decision.valid_until:
+        return deny(f"expired: approval was valid until {rfc3339(decision.valid_until)}")
+    return Authorization(True, "approved", request, raw, decision)
+
+
+# ---- the writer ------------------------------------------------------------------------------
+
+
+class AgentWriter:
+    """Writes one mission's agent-owned records. Safe to use from several processes."""
+
+    def __init__(
+        self,
+        root: Path,
+        mission: str,
+        actor: str,
+        *,
+        fsync: bool = False,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        if not safe_mission_id(mission):
+            raise AgentError(f"unsafe mission id {mission!r}")
+        if not actor:
+            raise AgentError("actor must not be empty")
+        self.root = Path(root)
+        self.mission = mission
+        self.actor = actor
+        self.fsync = fsync
+        self.clock = clock
+        self.last_seq: dict[Kind, int] = {}
+
+    @property
+    def path(self) -> Path:
+        """The mission's folder."""
+        return self.root / mission_dir(self.mission)
+
+    def _now(self, at: datetime | None) -> datetime:
+        return at if at is not None else self.clock()
+
+    @contextlib.contextmanager
+    def locked(self, kind: Kind) -> Iterator[_LockedLog]:
+        """Hold the exclusive lock of the events or evidence log."""
+        if kind not in (Kind.EVENTS, Kind.EVIDENCE):
+            raise AgentError(f"{kind.value} is not a log")
+        with _LockedLog(self.root / log_path(self.mission, kind), kind, self.fsync) as log:
+            yield log
+
+    def tail(self, kind: Kind) -> Tail:
+        """Where a log ends now (read without the lock)."""
+        return log_tail(self.root / log_path(self.mission, kind))
+
+    # -- events ---------------------------------------------------------------------------
+
+    def event(self, type: str, fields: Mapping[str, Any], at: datetime | None = None) -> LogLine:
+        """Append one event of `type`; None-valued fields are left out."""
+        moment = self._now(at)
+        with self.locked(Kind.EVENTS) as log:
+            record, _ = log.append(moment, {"type": type, "actor": self.actor, **fields})
+        self.last_seq[Kind.EVENTS] = record.seq
+        return record
+
+    def step(
+        self,
+        step: str,
+        state: StepState,
+        plan_version: int,
+        reason: str = "",
+        at: datetime | None = None,
+    ) -> StepEvent:
+        fields = {"step": step, "plan_version": plan_version, "state": state, "reason": reason}
+        return cast(StepEvent, self.event("step", fields, at))
+
+    def attempt(
+        self,
+        step: str,
+        attempt: int,
+        phase: Literal["started", "finished"],
+        tool: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        idempotency_key: str = "",
+        approval: str | None = None,
+        effect_possible: bool = False,
+        outcome: Literal["ok", "error", "unknown"] | None = None,
+        external_ref: str | None = None,
+        output_ref: str | None = None,
+        at: datetime | None = None,
+    ) -> AttemptEvent:
+        fields = {
+            "step": step,
+            "attempt": attempt,
+            "phase": phase,
+            "tool": tool,
+            "args": dict(args or {}),
+            "idempotency_key": idempotency_key,
+            "approval": approval,
+            "effect_possible": effect_possible,
+            "outcome": outcome,
+            "external_ref": external_ref,
+            "output_ref": output_ref,
+        }
+        return cast(AttemptEvent, self.event("attempt", fields, at))
+
+    def usage(self, usd: float, tokens: int, steps: int, at: datetime | None = None) -> UsageEvent:
+        """Cumulative use so far (not a delta)."""
+        fields = {"usd": round(usd, 6), "tokens": tokens, "steps": steps}
+        return cast(UsageEvent, self.event("usage", fields, at))
+
+    def heartbeat(self, at: datetime | None = None) -> HeartbeatEvent:
+        return cast(HeartbeatEvent, self.event("heartbeat", {}, at))
+
+    def error(
+        self, message: str, step: str | None = None, at: datetime | None = None
+    ) -> ErrorEvent:
+        return cast(ErrorEvent, self.event("error", {"message": message, "step": step}, at))
+
+    def halt(self, reason: str, at: datetime | None = None) -> HaltEvent:
+        return cast(HaltEvent, self.event("halt", {"reason": reason}, at))
+
+    def start_approved_attempt(
+        self,
+        request_id: str,
+        attempt: int,
+        *,
+        idempotency_key: str | None = None,
+        now: datetime | None = None,
+        at: datetime | None = None,
+    ) -> tuple[Authorization, AttemptEvent | None]:
+        """`authorize` and, if ok, record the attempt's start, both under the events lock.
+
+        The attempt carries the request's own step, tool and args (exactly what was
+        approved) and references the approval, which from then on counts as used.
+        """
+        moment = self._now(at)
+        with self.locked(Kind.EVENTS) as log:
+            auth = authorize(self.root, self.mission, request_id, now)
+            if not auth.ok or auth.request is None:
+                return auth, None
+            request = auth.request
+            fields = {
+                "type": "attempt",
+                "actor": self.actor,
+                "step": request.step,
+                "attempt": attempt,
+                "phase": "started",
+                "tool": request.tool,
+                "args": request.args,
+                "idempotency_key": idempotency_key or f"{self.mission}/{request_id}",
+                "approval": request_id,
+                "effect_possible": request.risk != "read_only",
+            }
+            record, _ = log.append(moment, fields)
+        self.last_seq[Kind.EVENTS] = record.seq
+        return auth, cast(AttemptEvent, record)
+
+    # -- evidence --------------------------------------------------------------------------
+
+    def evidence(
+        self,
+        step: str,
+        observed: str,
+        method: str,
+        proves: str,
+        verdict: Literal["pass", "fail"] = "pass",
+        *,
+        id: str = "",
+        artifact: bytes | str | None = None,
+        artifact_name: str | None = None,
+        at: datetime | None = None,
+    ) -> Evidence:
+        """Append one observation; `id` defaults to `ev-<seq>`.
+
+        With `artifact`, its bytes are written (write-once) to `artifacts/<artifact_name>`
+        first and the line records that path (relative to the mission folder), its sha256
+        and size.
+        """
+        ref: dict[str, Any] | None = None
+        if artifact is not None:
+            if not artifact_name:
+                raise AgentError("an artifact needs a name")
+            data = artifact.encode("utf-8") if isinstance(artifact, str) else artifact
+            ref = self.write_artifact(artifact_name, data).model_dump()
+        fields = {
+            "id": id,
+            "step": step,
+            "observed": observed,
+            "method": method,
+            "proves": proves,
+            "verdict": verdict,
+            "artifact": ref,
+        }
+        moment = self._now(at)
+        with self.locked(Kind.EVIDENCE) as log:
+            record, _ = log.append(moment, fields)
+        self.last_seq[Kind.EVIDENCE] = record.seq
+        return cast(Evidence, record)
+
+    def write_artifact(self, name: str, data: bytes) -> Artifact:
+        """Write `artifacts/<name>` once; the same bytes again are fine, others refused."""
+        parts = name.split("/")
+        if not all(_ARTIFACT_PART.match(part) and ".." not in part for part in parts):
+            raise AgentError(f"unsafe artifact name {name!r}")
+        relative = "artifacts/" + name
+        final = self.path / relative
+        digest = hashlib.sha256(data).hexdigest()
+        try:
+            write_once(final, data)
+        except AlreadyExists:
+            if hashlib.sha256(final.read_bytes()).hexdigest() != digest:
+                raise AlreadyExists(f"{relative} exists with other content") from None
+        return Artifact(path=relative, sha256=digest, bytes=len(data))
+
+    # -- plans ------------------------------------------------------------------------------
+
+    def plan_versions(self) -> list[int]:
+        """The plan versions on disk, ascending."""
+        folder = self.path / "plan"
+        found = []
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                match = re.fullmatch(r"v([1-9][0-9]*)\.json", entry.name)
+                if match:
+                    found.append(int(match.group(1)))
+        return sorted(found)
+
+    def write_plan(
+        self,
+        steps: Sequence[Mapping[str, Any]],
+        *,
+        version: int | None = None,
+        reason: str = "",
+        assumptions: Iterable[str] = (),
+        expected_evidence: Iterable[str] = (),
+        author: str | None = None,
+        at: datetime | None = None,
+    ) -> Plan:
+        """Write plan version `version` (default: the next one). Immutable once written:
+        refuses an existing version, and a version whose predecessors are missing."""
+        existing = self.plan_versions()
+        number = version if version is not None else (existing[-1] + 1 if existing else 1)
+        if number < 1:
+            raise PlanError("plan versions count from 1")
+        if number in existing:
+            raise PlanError(f"plan v{number} exists already; plan versions are immutable")
+        missing = [v for v in range(1, number) if v not in existing]
+        if missing:
+            raise PlanError(f"plan v{number} needs v{missing[0]} first: versions are contiguous")
+        raw = _normalize(
+            {
+                "schema": 1,
+                "version": number,
+                "created_at": rfc3339(self._now(at)),
+                "author": author or self.actor,
+                "reason": reason,
+                "assumptions": list(assumptions),
+                "steps": [dict(s) for s in steps],
+                "expected_evidence": list(expected_evidence),
+            }
+        )
+        plan = cast(Plan, _validate(Plan.model_validate, raw, f"plan v{number}"))
+        try:
+            write_once(self.root / plan_path(self.mission, number), pretty_json(raw))
+        except AlreadyExists as exc:
+            raise PlanError(f"plan v{number} exists already; plan versions are immutable") from exc
+        return plan
+
+    def load_plan(self, version: int) -> Plan:
+        loaded = load_document(self.root, plan_path(self.mission, version), Plan)
+        if loaded.record is None:
+            message = loaded.problems[0].message if loaded.problems else "unreadable"
+            raise AgentError(f"plan v{version}: {message}")
+        return loaded.record
+
+    # -- approval requests ------------------------------------------------------------------
+
+    def request_approval(
+        self,
+        request_id: str,
+        step: str,
+        plan_version: int,
+        tool: str,
+        args: Mapping[str, Any],
+        risk: Risk,
+        summary: str = "",
+        *,
+        expires_at: datetime | None = None,
+        valid_for: timedelta | None = None,
+        at: datetime | None = None,
+    ) -> ApprovalRequest:
+        """Write `approvals/<id>.json` once. The step must exist in that plan version.
+
+        `valid_for` sets `expires_at` relative to `requested_at`.
+        """
+        if not safe_request_id(request_id):
+            raise AgentError(f"unsafe request id {request_id!r}")
+        plan = self.load_plan(plan_version)
+        if step not in {s.id for s in plan.steps}:
+            raise AgentError(f"step {step!r} is not in plan v{plan_version}")
+        moment = self._now(at)
+        if expires_at is None and valid_for is not None:
+            expires_at = moment + valid_for
+        raw: dict[str, Any] = {
+            "schema": 1,
+            "id": request_id,
+            "step": step,
+            "plan_version": plan_version,
+            "tool": tool,
+            "args": dict(args),
+            "risk": risk,
+            "summary": summary,
+            "requested_by": self.actor,
+            "requested_at": rfc3339(moment),
+        }
+        if expires_at is not None:
+            raw["expires_at"] = rfc3339(expires_at)
+        raw = _normalize(raw)
+        request = cast(ApprovalRequest, _validate(ApprovalRequest.model_validate, raw, "request"))
+        canonical_json(raw)  # must have a digest: refuses what canonical JSON cannot hold
+        write_once(self.root / request_path(self.mission, request_id), pretty_json(raw))
+        return request
+
+    # -- handoff ----------------------------------------------------------------------------
+
+    def write_handoff(
+        self,
+        summary: str = "",
+        *,
+        plan_version: int | None = None,
+        current_step: str | None = None,
+        verified: Iterable[str] = (),
+        blockers: Iterable[str] = (),
+        next_steps: Iterable[str] = (),
+        resume_after_seq: int | None = None,
+        at: datetime | None = None,
+    ) -> Handoff:
+        """Replace handoff.json atomically; `resume_after_seq` defaults to the last event."""
+        if resume_after_seq is None:
+            resume_after_seq = self.tail(Kind.EVENTS).seq
+        raw: dict[str, Any] = {
+            "schema": 1,
+            "at": rfc3339(self._now(at)),
+            "plan_version": plan_version,
+            "current_step": current_step,
+            "summary": summary,
+            "verified": list(verified),
+            "blockers": list(blockers),
+            "next_steps": list(next_steps),
+            "resume_after_seq": resume_after_seq,
+        }
+        raw = _normalize({k: v for k, v in raw.items() if v is not None})
+        handoff = cast(Handoff, _validate(Handoff.model_validate, raw, "handoff"))
+        replace_atomically(self.root / doc_path(self.mission, Kind.HANDOFF), pretty_json(raw))
+        return handoff

@@ -1,0 +1,67 @@
+"""Shared fixtures: a small valid state directory and a fixed clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from factory import T0, Mission, mission, resume
+
+from store.workspace import Workspace
+
+# Shortly after the fixture's last event: nothing is stale yet.
+NOW = T0 + timedelta(minutes=1)
+
+
+@pytest.fixture
+def now() -> datetime:
+    return NOW
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    """Three valid missions: `alpha` running, `beta` waiting on a request, `gamma` done."""
+    root = tmp_path / "state"
+    root.mkdir()
+    (root / "hud.toml").write_text("schema = 1\nstale_after_seconds = 600\n")
+
+    alpha = mission(root, "alpha", "Migrate the database")
+    alpha.step("s1", "running")
+    alpha.usage(1.0, 1000, 1)
+
+    beta = mission(root, "beta", "Deploy the service")
+    beta.step("s1", "waiting_for_approval")
+    beta.request("r1")
+
+    gamma = mission(root, "gamma", "Write the docs")
+    gamma.step("s1", "running")
+    gamma.succeed("s1")
+    gamma.step("s2", "running")
+    gamma.succeed("s2")
+    gamma.handoff(plan_version=1, current_step="s2", verified=["e1", "e2"])
+    return root
+
+
+@pytest.fixture
+def open_workspace(now: datetime) -> Callable[[Path], Workspace]:
+    """Scan a state directory with the clock fixed at `now`."""
+
+    def build(root: Path) -> Workspace:
+        workspace = Workspace(root, clock=lambda: now)
+        workspace.scan()
+        return workspace
+
+    return build
+
+
+@pytest.fixture
+def workspace(state_dir: Path, open_workspace: Callable[[Path], Workspace]) -> Workspace:
+    return open_workspace(state_dir)
+
+
+@pytest.fixture
+def alpha(state_dir: Path) -> Mission:
+    """A writer continuing mission `alpha` of `state_dir` (its seq and chain)."""
+    return resume(state_dir, "alpha")

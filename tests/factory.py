@@ -1,0 +1,239 @@
+"""Builds valid state directories for tests, byte by byte, without store.agent.
+
+Logs are written exactly as docs/format.md says: one compact JSON object per line,
+`seq` counting from 1, `prev` the sha256 hex of the previous line's bytes (64 zeros
+on line 1), and `"schema": 1` on the first line. Tests that need broken input edit
+the files this writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from store.records import request_digest
+
+T0 = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+GENESIS = "0" * 64
+
+
+def stamp(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def line_bytes(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def chain(records: list[dict[str, Any]]) -> bytes:
+    """A whole valid log from records without seq/prev/schema: each line terminated."""
+    out = b""
+    prev = GENESIS
+    for seq, fields in enumerate(records, start=1):
+        record: dict[str, Any] = {"schema": 1} if seq == 1 else {}
+        record.update({"seq": seq, "prev": prev})
+        record.update(fields)
+        line = line_bytes(record)
+        prev = hashlib.sha256(line).hexdigest()
+        out += line + b"\n"
+    return out
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, datetime):
+        return stamp(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def toml_text(data: dict[str, Any]) -> str:
+    """Minimal TOML writer: scalars and lists at top level, one level of tables."""
+    lines: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            lines.append(f"{key} = {toml_value(value)}")
+    for name, table in tables:
+        lines.append(f"\n[{name}]")
+        lines.extend(f"{key} = {toml_value(value)}" for key, value in table.items())
+    return "\n".join(lines) + "\n"
+
+
+class Mission:
+    """Writes one mission folder's files."""
+
+    def __init__(self, root: Path, mission_id: str) -> None:
+        self.root = root
+        self.id = mission_id
+        self.dir = root / "missions" / mission_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._seq: dict[str, int] = {}
+        self._prev: dict[str, str] = {}
+        self.clock = T0
+
+    def rel(self, name: str) -> str:
+        return f"missions/{self.id}/{name}"
+
+    # ---- human-owned ------------------------------------------------------------
+
+    def intent(self, title: str = "Do the work", **fields: Any) -> Mission:
+        data = {"schema": 1, "title": title, "objective": "an objective", **fields}
+        (self.dir / "intent.toml").write_text(toml_text(data), encoding="utf-8")
+        return self
+
+    def constraints(self, budget: dict[str, Any] | None = None, **fields: Any) -> Mission:
+        data: dict[str, Any] = {"schema": 1, **fields}
+        if budget is not None:
+            data["budget"] = budget
+        (self.dir / "constraints.toml").write_text(toml_text(data), encoding="utf-8")
+        return self
+
+    def decision(
+        self,
+        request_id: str,
+        decision: str = "approve",
+        digest: str | None = None,
+        **fields: Any,
+    ) -> Mission:
+        if digest is None:
+            raw = json.loads((self.dir / "approvals" / f"{request_id}.json").read_bytes())
+            digest = request_digest(raw)
+        data: dict[str, Any] = {
+            "schema": 1,
+            "request": request_id,
+            "digest": digest,
+            "decision": decision,
+            "decided_by": "alice",
+            "decided_at": stamp(T0),
+            **fields,
+        }
+        if decision == "reject":
+            data.setdefault("reason", "too risky")
+        path = self.dir / "approvals" / f"{request_id}.toml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(toml_text(data), encoding="utf-8")
+        return self
+
+    # ---- agent-owned ------------------------------------------------------------
+
+    def plan(self, version: int = 1, steps: list[str] | None = None, **fields: Any) -> Mission:
+        data: dict[str, Any] = {
+            "schema": 1,
+            "version": version,
+            "created_at": stamp(T0),
+            "author": "agent",
+            "steps": [{"id": s, "title": f"step {s}"} for s in (steps or ["s1", "s2"])],
+        }
+        if version > 1:
+            data["reason"] = f"re-plan {version}"
+        data.update(fields)
+        path = self.dir / "plan" / f"v{version}.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(line_bytes(data))
+        return self
+
+    def request(self, request_id: str = "r1", **fields: Any) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "schema": 1,
+            "id": request_id,
+            "step": "s1",
+            "plan_version": 1,
+            "tool": "deploy",
+            "args": {"target": "prod"},
+            "risk": "external_write",
+            "summary": "ship it",
+            "requested_by": "agent",
+            "requested_at": stamp(T0),
+            **fields,
+        }
+        path = self.dir / "approvals" / f"{request_id}.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(line_bytes(data))
+        return data
+
+    def handoff(self, **fields: Any) -> Mission:
+        data = {"schema": 1, "at": stamp(T0), "summary": "where to resume", **fields}
+        (self.dir / "handoff.json").write_bytes(line_bytes(data))
+        return self
+
+    def artifact(self, name: str, content: bytes) -> dict[str, Any]:
+        path = self.dir / "artifacts" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        return {"path": name, "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}
+
+    def append(self, log: str, at: datetime | None = None, **fields: Any) -> bytes:
+        """Append one chained line to `events` or `evidence`; returns the line's bytes."""
+        seq = self._seq.get(log, 0) + 1
+        record: dict[str, Any] = {"schema": 1} if seq == 1 else {}
+        if at is None:
+            self.clock += timedelta(seconds=1)
+            at = self.clock
+        record.update({"seq": seq, "at": stamp(at), "prev": self._prev.get(log, GENESIS), **fields})
+        line = line_bytes(record)
+        with open(self.dir / f"{log}.jsonl", "ab") as handle:
+            handle.write(line + b"\n")
+        self._seq[log] = seq
+        self._prev[log] = hashlib.sha256(line).hexdigest()
+        return line
+
+    def event(self, type: str, at: datetime | None = None, **fields: Any) -> bytes:
+        return self.append("events", at=at, type=type, actor="agent", **fields)
+
+    def step(self, step: str, state: str, plan_version: int = 1, **fields: Any) -> bytes:
+        return self.event("step", step=step, plan_version=plan_version, state=state, **fields)
+
+    def usage(self, usd: float, tokens: int, steps: int, at: datetime | None = None) -> bytes:
+        return self.event("usage", at=at, usd=usd, tokens=tokens, steps=steps)
+
+    def evidence(self, step: str, verdict: str = "pass", **fields: Any) -> bytes:
+        seq = self._seq.get("evidence", 0) + 1
+        return self.append(
+            "evidence",
+            id=f"e{seq}",
+            step=step,
+            observed="tests pass",
+            method="pytest",
+            proves="it works",
+            verdict=verdict,
+            **fields,
+        )
+
+    def succeed(self, step: str) -> None:
+        """Evidence with verdict pass, then the step's `succeeded` event."""
+        self.evidence(step)
+        self.step(step, "succeeded")
+
+
+def mission(root: Path, mission_id: str, title: str | None = None) -> Mission:
+    """A mission folder with intent, constraints and plan v1 (steps s1, s2)."""
+    built = Mission(root, mission_id)
+    built.intent(title or f"Mission {mission_id}")
+    built.constraints(budget={"usd": 10.0, "tokens": 100_000, "steps": 20})
+    built.plan(1)
+    return built
+
+
+def resume(root: Path, mission_id: str) -> Mission:
+    """A Mission writer that continues an existing folder's logs (seq, chain, clock)."""
+    built = Mission(root, mission_id)
+    for log in ("events", "evidence"):
+        path = built.dir / f"{log}.jsonl"
+        lines = path.read_bytes().splitlines() if path.exists() else []
+        if lines:
+            last = json.loads(lines[-1])
+            built._seq[log] = last["seq"]
+            built._prev[log] = hashlib.sha256(lines[-1]).hexdigest()
+            at = datetime.fromisoformat(last["at"].replace("Z", "+00:00"))
+            built.clock = max(built.clock, at)
+    return built

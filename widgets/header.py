@@ -1,0 +1,58 @@
+"""The top bar: where the HUD looks, how many missions are in each status, live or not."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from rich.text import Text
+from textual.widgets import Static
+
+from widgets.safe_text import safe
+from widgets.status import status_text
+
+
+class HudHeader(Static):
+    """One line: directory, status counts, problems, approvals, LIVE and READ-ONLY."""
+
+    DEFAULT_CSS = """
+    HudHeader { height: 1; background: $panel; color: $foreground; padding: 0 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="hud-header")
+        self._shown: Text | None = None
+
+    def show(
+        self,
+        *,
+        directory: str,
+        counts: Counter[str],
+        problems: int,
+        pending: int,
+        live: bool,
+        read_only: bool,
+        variables: Mapping[str, str] | None = None,
+    ) -> None:
+        """Update the bar; does nothing when the text would not change."""
+        text = Text()
+        text.append("HUD ", style="bold")
+        text.append_text(safe(directory))
+        text.append("  ")
+        text.append("● live" if live else "○ not watching", style="bold" if live else "dim")
+        for status, count in counts.items():
+            if count:
+                text.append("  ")
+                text.append_text(status_text(status, variables, word=False))
+                text.append(f" {count}")
+        if pending:
+            text.append("  ")
+            text.append(f" ? {pending} approvals ", style="bold reverse")
+        if problems:
+            text.append(f"  ⚠ {problems} problems", style="bold")
+        if read_only:
+            text.append("  ")
+            text.append(" READ-ONLY ", style="bold reverse")
+        if text != self._shown:
+            self._shown = text
+            self.update(text)
