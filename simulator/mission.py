@@ -155,9 +155,17 @@ class Mission:
     # -- a step ---------------------------------------------------------------------------
 
     def run_step(
-        self, step_id: str, work: Work, approval: str | None = None
+        self,
+        step_id: str,
+        work: Work,
+        approval: str | None = None,
+        next_step: str | None = None,
     ) -> Generator[Action, None, str]:
-        """Execute a step: attempts, evidence, state. Returns the step's final state."""
+        """Execute a step: attempts, evidence, state. Returns the step's final state.
+
+        With `next_step`, a success also marks that step ready (in the same action), so
+        the mission never looks idle between two steps.
+        """
         risky = self.spec(step_id).risk != "read_only"
         reason = f"approved: {approval}" if approval else ""
         self.state(step_id, "running", reason)
@@ -200,15 +208,13 @@ class Mission:
                 outcome=outcome,
                 output_ref=f"out/{step_id}-{attempt}" if outcome == "ok" else None,
             )
-            yield None
             if outcome == "error":
                 self.writer.error(f"{work.tool}: {work.error} (attempt {attempt})", step_id)
-                yield None
+            yield None
         usd, tokens = self.jitter(work.usd, work.tokens)
         if work.result == "unknown":
-            self.state(step_id, "outcome_unknown", work.error)
-            yield None
             self.spend(usd, tokens)
+            self.state(step_id, "outcome_unknown", work.error)
             yield None
             return "outcome_unknown"
         if work.verify and work.result == "ok":
@@ -228,15 +234,17 @@ class Mission:
             artifact_name=f"{step_id}-{attempt}.txt" if work.artifact is not None else None,
         )
         yield None
-        if verdict == "pass":
-            self.verified.append(ev_id)
-            self.state(step_id, "succeeded")
-        else:
-            self.state(step_id, "failed", f"{work.error} after {attempt} attempts")
-        yield None
         self.spend(usd, tokens)
+        if verdict == "fail":
+            self.state(step_id, "failed", f"{work.error} after {attempt} attempts")
+            yield None
+            return "failed"
+        self.verified.append(ev_id)
+        self.state(step_id, "succeeded")
+        if next_step is not None:
+            self.state(next_step, "ready", f"{step_id} succeeded")
         yield None
-        return "succeeded" if verdict == "pass" else "failed"
+        return "succeeded"
 
     # -- approvals ------------------------------------------------------------------------
 

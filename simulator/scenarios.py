@@ -18,10 +18,12 @@ from store.agent import utcnow
 STALE_BY = timedelta(hours=2)
 
 
-def execute(m: Mission, step_id: str, work: Work, summary: str) -> Generator[Action, None, str]:
+def execute(
+    m: Mission, step_id: str, work: Work, summary: str, next_step: str | None = None
+) -> Generator[Action, None, str]:
     """Run a step, asking for approval first when the mission's policy requires it."""
     if not m.needs_approval(step_id):
-        return (yield from m.run_step(step_id, work))
+        return (yield from m.run_step(step_id, work, next_step=next_step))
     request_id = m.request(step_id, work, summary)
     yield None
     results = yield from m.await_approvals(
@@ -32,7 +34,7 @@ def execute(m: Mission, step_id: str, work: Work, summary: str) -> Generator[Act
         m.state(step_id, "blocked", f"approval {request_id}: {auth.reason}")
         yield None
         return "blocked"
-    return (yield from m.run_step(step_id, work, approval=request_id))
+    return (yield from m.run_step(step_id, work, approval=request_id, next_step=next_step))
 
 
 def step(sid: str, title: str, risk: str = "read_only", **extra: Any) -> dict[str, Any]:
@@ -93,9 +95,9 @@ def finishes(m: Mission) -> Script:
         artifact=report(m, "lint of the notes", 3),
     )
     yield from execute(m, "draft", work, "write the v2.4 notes and migration guide")
-    m.writer.halt("complete: both steps of plan v2 succeeded with passing evidence")
+    # finished: every step of the latest plan succeeded with evidence; no halt (a halt
+    # means the runtime stopped short of the plan, which reads as blocked)
     m.handoff("release notes ready for review", None, next_steps=["open the PR for review"])
-    yield None
 
 
 # ---- failed: a step fails twice and the agent gives up ----------------------------------
@@ -327,9 +329,7 @@ def approvals(m: Mission) -> Script:
         yield None
         return
     final = yield from execute(m, "retire", works["retire"], summaries["retire"])
-    m.writer.halt(f"finished: retire {final}")
     m.handoff(f"gateway cutover finished (retire {final})", None)
-    yield None
 
 
 # ---- running: triage batches forever, a new plan version per batch --------------------------
@@ -386,14 +386,30 @@ def idles(m: Mission) -> Script:
     m.write_plan(
         [
             step("inventory", "Inventory buckets older than 2 years"),
-            step("archive", "Move them to cold storage", "reversible_write"),
+            step(
+                "archive", "Move them to cold storage", "reversible_write", depends_on=["inventory"]
+            ),
             step("purge", "Purge the originals", "irreversible", depends_on=["archive"]),
         ]
     )
-    m.state("inventory", "ready", "scheduled for the maintenance window (Sat 02:00 UTC)")
-    m.handoff("idle until the maintenance window", None, next_steps=["inventory"])
-    yield None
-    while True:
+    count = m.rng.randint(40, 90)
+    yield from m.run_step(
+        "inventory",
+        Work(
+            "s3.list",
+            {"older_than": "730d"},
+            f"{count} buckets older than 2 years",
+            "s3 list-buckets with creation dates",
+            "the archive list is complete",
+            artifact=report(m, "old buckets", 5),
+        ),
+    )
+    m.handoff(
+        "idle until the maintenance window (Sat 02:00 UTC)",
+        None,
+        next_steps=["archive", "purge"],
+    )
+    while True:  # alive, nothing in progress
         yield Sleep(HEARTBEAT_TICKS)
         m.writer.heartbeat()
         yield None

@@ -630,7 +630,7 @@ class AgentWriter:
         """Append one observation; `id` defaults to `ev-<seq>`.
 
         With `artifact`, its bytes are written (write-once) to `artifacts/<artifact_name>`
-        first and the line records that path (relative to the mission folder), its sha256
+        first and the line records `artifact_name` (the path under artifacts/), its sha256
         and size.
         """
         ref: dict[str, Any] | None = None
@@ -655,19 +655,20 @@ class AgentWriter:
         return cast(Evidence, record)
 
     def write_artifact(self, name: str, data: bytes) -> Artifact:
-        """Write `artifacts/<name>` once; the same bytes again are fine, others refused."""
+        """Write `artifacts/<name>` once; the same bytes again are fine, others refused.
+
+        The returned reference's `path` is `name`, relative to the mission's artifacts/."""
         parts = name.split("/")
         if not all(_ARTIFACT_PART.match(part) and ".." not in part for part in parts):
             raise AgentError(f"unsafe artifact name {name!r}")
-        relative = "artifacts/" + name
-        final = self.path / relative
+        final = self.path / "artifacts" / name
         digest = hashlib.sha256(data).hexdigest()
         try:
             write_once(final, data)
         except AlreadyExists:
             if hashlib.sha256(final.read_bytes()).hexdigest() != digest:
-                raise AlreadyExists(f"{relative} exists with other content") from None
-        return Artifact(path=relative, sha256=digest, bytes=len(data))
+                raise AlreadyExists(f"artifacts/{name} exists with other content") from None
+        return Artifact(path=name, sha256=digest, bytes=len(data))
 
     # -- plans ------------------------------------------------------------------------------
 

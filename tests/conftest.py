@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from factory import T0, Mission, mission, resume
+from tests.factory import T0, Mission, mission, resume
 
 from store.workspace import Workspace
 

@@ -115,9 +115,14 @@ class MissionTable(DataTable[Text]):
             if old is None and mission_id not in self.rows:
                 self.add_row(*cells, key=mission_id)
             else:
+                kept = []
                 for index, cell in enumerate(cells):
-                    if not old or old[index] != cell:
+                    if old and old[index] == cell:
+                        kept.append(old[index])  # the object the table holds
+                    else:
                         self.update_cell(mission_id, keys[index], cell)
+                        kept.append(cell)
+                cells = tuple(kept)
             self._rows[mission_id] = cells
             self._sort_keys[mission_id] = summary.sort_key()
         self._resort()

@@ -11,9 +11,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TimeRemainingColumn
 
-from hud.commands.plain import printable
 from store.check import Report, check
 from store.problems import Problem
+from widgets.safe_text import safe_str as printable
 
 SUMMARY = "verify every invariant of a state directory"
 EXIT_VALID, EXIT_ERRORS, EXIT_CANNOT_RUN = 0, 1, 2

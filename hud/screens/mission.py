@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from hud.export import handoff_markdown
 from hud.screens.base import HudScreen
 from hud.screens.mission_views import TABS
 from store.mission import MissionState
@@ -19,6 +21,7 @@ class MissionScreen(HudScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="mission.back"),
+        Binding("x", "export", "Export handoff", id="mission.export"),
         *[
             Binding(str(index), f"tab('{tab.id}')", tab.title, show=False, id=f"mission.{tab.id}")
             for index, tab in enumerate(TABS, start=1)
@@ -61,6 +64,24 @@ class MissionScreen(HudScreen):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.workspace_changed({self.mission_id})
+
+    def action_export(self) -> None:
+        """Write the handoff as Markdown to ./<mission>-handoff.md (never into STATE_DIR)."""
+        mission = self.mission
+        if mission is None:
+            return
+        workspace = self.hud.workspace
+        target = Path.cwd() / f"{self.mission_id}-handoff.md"
+        if target.resolve().is_relative_to(workspace.root):
+            target = Path.home() / target.name
+        try:
+            target.write_text(
+                handoff_markdown(mission, workspace.clock(), workspace.settings), "utf-8"
+            )
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"handoff written to {target}", markup=False)
 
     def action_tab(self, tab_id: str) -> None:
         self.query_one(TabbedContent).active = tab_id

@@ -29,7 +29,7 @@ class OverviewScreen(HudScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="overview.filter"),
-        Binding("enter", "open", "Open", id="overview.open"),
+        Binding("enter", "open", "Open", id="overview.open", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="overview.clear"),
         Binding("j", "cursor_down", "Down", show=False, id="overview.down"),
         Binding("k", "cursor_up", "Up", show=False, id="overview.up"),
@@ -82,9 +82,6 @@ class OverviewScreen(HudScreen):
     def on_input_changed(self, event: Input.Changed) -> None:
         self.workspace_changed(None)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.table.focus()
-
     def action_clear_filter(self) -> None:
         field = self.query_one("#filter", Input)
         if field.value or field.display:
@@ -98,6 +95,10 @@ class OverviewScreen(HudScreen):
         self.hud.open_mission(str(event.row_key.value))
 
     def action_open(self) -> None:
+        """Open the mission under the cursor; in the filter field, go back to the table."""
+        if isinstance(self.focused, Input):
+            self.table.focus()
+            return
         mission = self.table.selected_mission
         if mission is not None:
             self.hud.open_mission(mission)

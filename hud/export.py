@@ -1,0 +1,128 @@
+"""A mission's handoff as Markdown a reviewer can read without the HUD.
+
+Agent text is neutralised (control, escape and bidi characters made visible) and
+Markdown-escaped, so it can neither drive a terminal nor inject links or images.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from store.derive import budget_use, mission_status, request_status
+from store.layout import Kind
+from store.load import LogReader
+from store.mission import MissionState
+from store.records import Evidence, Settings
+from widgets.safe_text import safe_str
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
+
+
+def md(text: str) -> str:
+    """Agent text as inert Markdown: no links, images, HTML, emphasis or headings."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), safe_str(text))
+
+
+def amount(name: str, value: float) -> str:
+    """A budget figure in its unit: $1.50, 12,000 tokens, 3 steps, 1h 05m."""
+    if name == "usd":
+        return f"${value:,.2f}"
+    if name == "time":
+        minutes = int(value // 60)
+        return f"{minutes // 60}h {minutes % 60:02d}m"
+    return f"{value:,.0f}"
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat() if moment else "—"
+
+
+def verified_evidence(mission: MissionState, ids: set[str]) -> dict[str, Evidence]:
+    """The evidence records with these ids, streamed from the log (never held whole)."""
+    if mission.evidence is None or not ids:
+        return {}
+    found: dict[str, Evidence] = {}
+
+    def keep(item: Any, _line: int) -> None:
+        if item.id in ids:
+            found[item.id] = item
+
+    LogReader(mission.root, mission.evidence.relpath, Kind.EVIDENCE, keep).poll()
+    return found
+
+
+def handoff_markdown(mission: MissionState, now: datetime, settings: Settings) -> str:
+    """The whole export: resume point, verified evidence, blockers, plan and requests."""
+    out = [f"# Handoff: {md(mission.title)}", ""]
+    out.append(f"- Mission: `{mission.id}`, status **{mission_status(mission, now, settings)}**")
+    out.append(f"- Exported: {now.isoformat()}")
+    handoff = mission.handoff.record if mission.handoff else None
+    plan = mission.latest_plan
+    if handoff is None:
+        out += ["", "_No handoff.json has been written for this mission._"]
+    else:
+        out += [
+            f"- Handoff written: {_when(handoff.at)}",
+            f"- Plan version: {handoff.plan_version or '—'}",
+            f"- Current step: {md(handoff.current_step or '—')}",
+            f"- Resume after event seq: {handoff.resume_after_seq}",
+            "",
+            "## Summary",
+            "",
+            md(handoff.summary) or "_none_",
+        ]
+        evidence = verified_evidence(mission, set(handoff.verified))
+        out += ["", "## Verified", ""]
+        for evidence_id in handoff.verified:
+            item = evidence.get(evidence_id)
+            if item is None:
+                out.append(f"- {md(evidence_id)}: **not found in evidence.jsonl**")
+            else:
+                out.append(
+                    f"- {md(evidence_id)} ({item.verdict}, step {md(item.step)}): "
+                    f"{md(item.observed)}; proves {md(item.proves)}"
+                )
+        if not handoff.verified:
+            out.append("_nothing verified yet_")
+        for title, items in (("Blockers", handoff.blockers), ("Next steps", handoff.next_steps)):
+            out += ["", f"## {title}", ""]
+            out += [f"{i}. {md(item)}" for i, item in enumerate(items, 1)] or ["_none_"]
+    if plan is not None:
+        out += ["", f"## Plan v{plan.version}", "", "| Step | Title | Risk | State |"]
+        out.append("|---|---|---|---|")
+        for step in plan.steps:
+            latest = mission.step_latest.get(step.id)
+            state = latest.event.state if latest else "—"
+            out.append(f"| {md(step.id)} | {md(step.title)} | {step.risk} | {state} |")
+    out += _requests(mission, now)
+    out += _budget(mission, now)
+    problems = mission.problems()
+    if problems:
+        out += ["", "## Problems", ""]
+        out += [f"- {p.severity}: `{safe_str(p.where)}` {md(p.message)}" for p in problems]
+    return "\n".join(out) + "\n"
+
+
+def _requests(mission: MissionState, now: datetime) -> list[str]:
+    if not mission.requests:
+        return []
+    out = ["", "## Approval requests", ""]
+    for request_id, loaded in sorted(mission.requests.items()):
+        status = request_status(mission, request_id, now)
+        record = loaded.record
+        tool = md(record.tool) if record else "(unreadable)"
+        out.append(f"- {md(request_id)}: {status}, tool {tool}")
+    return out
+
+
+def _budget(mission: MissionState, now: datetime) -> list[str]:
+    budget = budget_use(mission, now)
+    if not budget.limits:
+        return []
+    out = ["", "## Budget", ""]
+    for limit in budget.limits:
+        used, limit_ = amount(limit.name, limit.used), amount(limit.name, limit.limit)
+        out.append(f"- {limit.name}: {used} of {limit_} ({limit.fraction:.0%})")
+    return out

@@ -1,0 +1,102 @@
+"""Pilot tests of the overview: order, filter, navigation, live updates, keymap."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.factory import resume
+from tests.hud.conftest import until
+
+from hud.app import HudApp
+from hud.screens.help import HelpScreen
+from hud.screens.mission import MissionScreen
+from hud.screens.overview import OverviewScreen
+from hud.screens.problems import ProblemsScreen
+from widgets.mission_table import MissionTable
+
+
+def rows(app: HudApp) -> list[str]:
+    table = app.screen.query_one(MissionTable)
+    return [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+
+
+async def test_missions_sorted_by_urgency(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(rows(app)) == 3)
+        assert rows(app) == ["beta", "alpha", "gamma"]
+        header = str(app.screen.query_one("#hud-header").render())
+        assert "approvals" in header and "live" in header
+
+
+async def test_filter_narrows_and_escape_clears(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(rows(app)) == 3)
+        await pilot.press("slash", *"docs")
+        await until(pilot, lambda: rows(app) == ["gamma"])
+        await pilot.press("enter", "escape")
+        await until(pilot, lambda: len(rows(app)) == 3)
+
+
+async def test_enter_opens_mission_and_escape_returns(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(rows(app)) == 3)
+        await pilot.press("j", "enter")
+        assert isinstance(app.screen, MissionScreen)
+        assert app.screen.mission_id == "alpha"
+        await pilot.press("escape")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+async def test_appended_event_shows_live(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(rows(app)) == 3)
+        resume(state_dir, "alpha").step("s1", "failed", reason="disk full")
+        table = app.screen.query_one(MissionTable)
+        await until(pilot, lambda: "failed" in table.get_cell("alpha", "status").plain)
+        assert rows(app) == ["beta", "alpha", "gamma"]
+        assert "s1" in table.get_cell("alpha", "step").plain
+
+
+async def test_bad_file_becomes_a_problem_not_a_crash(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(rows(app)) == 3)
+        (state_dir / "missions/gamma/plan/v1.json").write_text('{"schema": 1, "version": ')
+        await until(pilot, lambda: app.summaries["gamma"].problems > 0)
+        await pilot.press("exclamation_mark")
+        assert isinstance(app.screen, ProblemsScreen)
+        await pilot.pause(0.1)
+        listing = app.screen.query_one("#problem-list")
+        text = "\n".join(str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count))
+        assert "missions/gamma/plan/v1.json:1" in text
+        assert "fix:" in text
+
+
+async def test_help_lists_binding_ids(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#keys")
+        ids = {str(table.get_row_at(i)[2]) for i in range(table.row_count)}
+        assert {"overview.filter", "overview.open", "quit", "problems"} <= ids
+
+
+async def test_keymap_from_hud_toml(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+    (state_dir / "hud.toml").write_text('schema = 1\n[keys]\n"overview.filter" = "f"\n')
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(rows(app)) == 3)
+        await pilot.press("f", *"beta")
+        await until(pilot, lambda: rows(app) == ["beta"])
