@@ -75,6 +75,7 @@ def finishes(m: Mission) -> Script:
             "the notes cover every merged change",
             artifact=report(m, "merged PRs", 6),
         ),
+        next_step="draft",
     )
     draft = {
         **draft,
@@ -126,6 +127,7 @@ def fails(m: Mission) -> Script:
             "a restore point exists",
             artifact=report(m, "schema snapshot", 4),
         ),
+        next_step="migrate",
     )
     migrate = Work(
         "pg.migrate",
@@ -176,6 +178,7 @@ def unknown(m: Mission) -> Script:
             "the batch is complete",
             artifact=report(m, "refunds due", 5),
         ),
+        next_step="submit",
     )
     submit = Work(
         "payments.refund_batch",
@@ -218,6 +221,7 @@ def stalls(m: Mission) -> Script:
             "the corpus is complete",
             artifact=report(m, "crawl summary", 4),
         ),
+        next_step="build",
     )
     m.state("build", "running")
     yield None
@@ -232,8 +236,8 @@ def stalls(m: Mission) -> Script:
 def over_budget(m: Mission) -> Script:
     topics = ["search", "read", "summarize", "cite"]
     m.write_plan([step(t, f"{t.title()} sources on vector databases") for t in topics])
-    costs = {"search": 0.6, "read": 0.9, "summarize": 0.5, "cite": 0.2}
-    for topic in topics:
+    costs = {"search": 0.6, "read": 0.9, "summarize": 0.5, "cite": 0.2}  # limit: 1.00
+    for index, topic in enumerate(topics):
         exceeded = m.over_budget()
         if exceeded:
             m.state(topic, "blocked", f"budget exceeded: {exceeded}")
@@ -257,7 +261,8 @@ def over_budget(m: Mission) -> Script:
             usd=costs[topic],
             tokens=40_000,
         )
-        yield from m.run_step(topic, work)
+        following = topics[index + 1] if index + 1 < len(topics) else None
+        yield from m.run_step(topic, work, next_step=following)
 
 
 # ---- needs_you: approvals of every risk class --------------------------------------------------
@@ -335,26 +340,21 @@ def approvals(m: Mission) -> Script:
 # ---- running: triage batches forever, a new plan version per batch --------------------------
 
 
+def _batch(batch: int) -> list[dict[str, Any]]:
+    fetch, cluster, label = (f"b{batch}-{name}" for name in ("fetch", "cluster", "label"))
+    return [
+        step(fetch, f"Fetch error logs, batch {batch}"),
+        step(cluster, "Cluster errors by stack trace", depends_on=[fetch]),
+        step(label, "Label issues in the tracker", "reversible_write", depends_on=[cluster]),
+    ]
+
+
 def runs(m: Mission) -> Script:
     batch = 1
+    m.write_plan(_batch(1))
     while True:
-        ids = [f"b{batch}-fetch", f"b{batch}-cluster", f"b{batch}-label"]
-        reason = (
-            f"batch {batch - 1} triaged; next batch covers the following hour of logs"
-            if batch > 1
-            else ""
-        )
-        m.write_plan(
-            [
-                step(ids[0], f"Fetch error logs, batch {batch}"),
-                step(ids[1], "Cluster errors by stack trace", depends_on=[ids[0]]),
-                step(
-                    ids[2], "Label issues in the tracker", "reversible_write", depends_on=[ids[1]]
-                ),
-            ],
-            reason=reason,
-        )
-        for sid in ids:
+        ids = [s["id"] for s in _batch(batch)]
+        for index, sid in enumerate(ids):
             exceeded = m.over_budget()
             if exceeded:
                 m.state(sid, "blocked", f"budget exceeded: {exceeded}")
@@ -362,6 +362,16 @@ def runs(m: Mission) -> Script:
                 m.writer.halt(f"budget exhausted: {exceeded}")
                 yield None
                 return
+            following = _batch(batch + 1)
+            if index == len(ids) - 1:
+                # plan the next batch before this one ends (carrying the step in progress),
+                # so the mission never looks finished between batches
+                carried = {**m.spec(sid).model_dump(exclude_defaults=True), "depends_on": []}
+                m.write_plan(
+                    [carried, *following],
+                    reason=f"batch {batch} nearly triaged; planned batch {batch + 1}, "
+                    "the following hour of logs",
+                )
             work = Work(
                 sid.split("-", 1)[1] + ".run",
                 {"batch": batch, "window": "1h"},
@@ -374,8 +384,9 @@ def runs(m: Mission) -> Script:
                 ticks=(20, 60),
                 verify=True,
             )
-            yield from execute(m, sid, work, f"{sid}: label issues")
-            m.handoff(f"triaging batch {batch}", sid, next_steps=ids[ids.index(sid) + 1 :])
+            after = ids[index + 1] if index + 1 < len(ids) else following[0]["id"]
+            yield from execute(m, sid, work, f"{sid}: label issues", after)
+            m.handoff(f"triaging batch {batch}", after, next_steps=[after])
         batch += 1
 
 

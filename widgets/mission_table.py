@@ -132,8 +132,8 @@ class MissionTable(DataTable[Text]):
         order = sorted(self._rows, key=lambda m: self._sort_keys[m])
         if order == self._order:
             return
+        selected = self.selected_mission if self._order else None
         self._order = order
-        selected = self.selected_mission
         # DataTable.sort hands the key function a row's cells, not its key: find the
         # mission by the identity of its first cell, which this table created.
         position = {id(self._rows[mission][0]): index for index, mission in enumerate(order)}
