@@ -15,6 +15,7 @@ from textual.signal import Signal
 
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
+from store.human import HumanWriter, writer_for
 from store.summary import MissionSummary, summarize
 from store.watch import watch_batches
 from store.workspace import Workspace, utc_now
@@ -48,7 +49,9 @@ class HudApp(App[None]):
     ) -> None:
         super().__init__()
         self.workspace = Workspace(root, clock)
-        self.read_only = read_only
+        self.writer: HumanWriter | None = writer_for(self.workspace.root, read_only)
+        """The only writer the HUD holds; None in read-only mode, so nothing can write."""
+        self.read_only = self.writer is None
         self.live = live
         self.requested_theme = theme
         self.scanned = asyncio.Event()

@@ -13,8 +13,27 @@ if TYPE_CHECKING:
     from hud.app import HudApp
 
 
+WRITE_ACTIONS: set[str] = set()
+"""Actions that write (through the app's HumanWriter); register with `writes`."""
+
+
+def writes(action: str) -> str:
+    """Mark `action` as a write: hidden and refused in read-only mode."""
+    WRITE_ACTIONS.add(action)
+    return action
+
+
 class HudScreen(Screen[None]):
-    """A screen that follows workspace changes through the app's `changed` signal."""
+    """A screen that follows workspace changes through the app's `changed` signal.
+
+    Every write action is hidden centrally: `check_action` refuses the actions
+    registered with `writes` when the app holds no writer (read-only mode).
+    """
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in WRITE_ACTIONS and self.hud.writer is None:
+            return None
+        return True
 
     @property
     def hud(self) -> HudApp:
