@@ -17,8 +17,9 @@ import tomllib
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from hashlib import sha256
 from pathlib import Path
-from typing import Any, BinaryIO, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar, cast
 
 import jiter
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -273,6 +274,7 @@ class LogReader:
         self.root = root
         self.relpath = relpath
         self.adapter = log_adapter(kind)
+        self.validate = self.adapter.validator.validate_python
         self.on_record = on_record
         self.on_reset = on_reset
         self._reset_state()
@@ -390,42 +392,50 @@ class LogReader:
                 batch.problems.append(more)
 
     def _line(self, line: bytes, batch: LogBatch) -> None:
+        """Check one complete line: JSON, schema, seq and chain. The hot path of a scan."""
         self.line_no += 1
         expected_prev = self.last_hash
-        self.last_hash = hashlib.sha256(line).hexdigest()
-        parsed = parse_json(self.relpath, line, self.line_no)
-        if isinstance(parsed, Problem):
-            self._report(batch, [parsed])
+        self.last_hash = sha256(line).hexdigest()
+        try:
+            parsed = jiter.from_json(line, allow_inf_nan=False, catch_duplicate_keys=True)
+        except ValueError:
+            self._report(batch, [cast(Problem, parse_json(self.relpath, line, self.line_no))])
             return
-        if not isinstance(parsed, dict):
+        if type(parsed) is not dict:
             self._problem(batch, "schema", "a log line must be a JSON object", "")
             return
         try:
-            record: LogLine = self.adapter.validate_python(parsed)
+            record: LogLine = self.validate(parsed)
         except ValidationError as exc:
             self._report(batch, validation_problems(self.relpath, exc, self.line_no))
             self._advance_seq(parsed.get("seq"), batch)
             return
-        if record.model_extra:
+        if record.__pydantic_extra__:
             self._report(batch, unknown_field_problems(self.relpath, record, self.line_no))
         if self.line_no == 1 and record.schema_version != 1:
             self._problem(batch, "schema", 'first line lacks "schema": 1', 'add "schema": 1')
         if record.prev != expected_prev and self.chain_broken_at is None:
-            self.chain_broken_at = record.seq
-            self._problem(
-                batch,
-                "chain-broken",
-                f"hash chain broken at seq {record.seq}: prev does not match line "
-                f"{self.line_no - 1}"
-                if self.line_no > 1
-                else f"hash chain broken at seq {record.seq}: first line's prev must be 64 zeros",
-                "a line before this one was edited or removed; logs are append-only",
-            )
-        self._advance_seq(record.seq, batch)
+            self._chain_broken(record.seq, batch)
+        seq = record.seq
+        if seq == self.last_seq + 1:
+            self.last_seq = seq
+        else:
+            self._advance_seq(seq, batch)
         if self.on_record is None:
             batch.records.append(record)
         else:
             self.on_record(record, self.line_no)
+
+    def _chain_broken(self, seq: int, batch: LogBatch) -> None:
+        self.chain_broken_at = seq
+        self._problem(
+            batch,
+            "chain-broken",
+            f"hash chain broken at seq {seq}: prev does not match line {self.line_no - 1}"
+            if self.line_no > 1
+            else f"hash chain broken at seq {seq}: first line's prev must be 64 zeros",
+            "a line before this one was edited or removed; logs are append-only",
+        )
 
     def _advance_seq(self, seq: object, batch: LogBatch) -> None:
         if not isinstance(seq, int) or isinstance(seq, bool):

@@ -25,9 +25,8 @@ def _parse_timestamp(value: object) -> object:
         return value
     if not isinstance(value, str):
         raise ValueError("timestamp must be an RFC 3339 string")
-    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
-        parsed = datetime.fromisoformat(text)
+        parsed = datetime.fromisoformat(value)  # accepts "Z" since Python 3.11
     except ValueError as exc:
         raise ValueError(f"not an RFC 3339 timestamp: {value!r}") from exc
     if parsed.tzinfo is None:
@@ -145,6 +144,9 @@ class Decision(Document):
     decided_at: Timestamp
     valid_until: Timestamp | None = None
     origin: str = ""
+    request_json: str | None = None
+    """The request decided on, as ASCII JSON (`request_snapshot`); its canonical form
+    has `digest`. Optional: lets a stale request show what changed, field by field."""
 
     @model_validator(mode="after")
     def _reject_needs_reason(self) -> Decision:
@@ -312,3 +314,13 @@ def canonical_json(value: Any) -> bytes:
 def request_digest(raw: dict[str, Any]) -> str:
     """The digest a decision binds to: sha256 of the request's canonical JSON."""
     return "sha256:" + hashlib.sha256(canonical_json(raw)).hexdigest()
+
+
+MAX_SNAPSHOT_BYTES = 64 * 1024
+
+
+def request_snapshot(raw: dict[str, Any]) -> str | None:
+    """The request as a decision keeps it (`request_json`): sorted keys, ASCII escapes
+    (so no raw control or bidi character lands in the TOML), or None over 64 KiB."""
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return text if len(text) <= MAX_SNAPSHOT_BYTES else None

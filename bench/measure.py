@@ -1,0 +1,68 @@
+"""Peak resident memory of a process tree, sampled from /proc (Linux)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_mib(pid: int) -> float:
+    """Current RSS of `pid` and all its descendants, in MiB."""
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        total += _rss_kib(current)
+        stack += _children(current)
+    return total / 1024
+
+
+def run_measured(argv: list[str], **popen: object) -> tuple[float, float, int]:
+    """Run `argv`; return (wall seconds, peak tree RSS MiB, exit code)."""
+    started = time.monotonic()
+    process = subprocess.Popen(argv, **popen)  # type: ignore[call-overload]
+    peak = 0.0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, tree_rss_mib(process.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    code = process.wait()
+    stop.set()
+    sampler.join()
+    return time.monotonic() - started, peak, code
+
+
+def self_peak_mib() -> float:
+    """This process's own peak RSS (VmHWM), in MiB."""
+    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
