@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -13,13 +13,16 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.signal import Signal
 
+from hud.approvals import ApprovalFeed
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
+from store.derive import MissionStatus
 from store.human import HumanWriter, writer_for
 from store.summary import MissionSummary, summarize
 from store.watch import watch_batches
 from store.workspace import Workspace, utc_now
 from themes import DEFAULT_THEME, STYLESHEET, register_themes
+from widgets.safe_text import safe_str
 
 TICK_SECONDS = 15.0
 
@@ -35,6 +38,7 @@ class HudApp(App[None]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("exclamation_mark", "problems", "Problems", id="problems"),
+        Binding("a", "approvals", "Approvals", id="approvals"),
         Binding("ctrl+t", "next_theme", "Theme", show=False, id="next_theme"),
     ]
 
@@ -60,6 +64,8 @@ class HudApp(App[None]):
         self.watching = False
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
+        self.approvals = ApprovalFeed(self)
+        """New requests (a toast, the bell) and request versions seen while decided."""
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -101,16 +107,26 @@ class HudApp(App[None]):
         """Re-summarize the touched missions (None: all), then tell the screens."""
         workspace = self.workspace
         now = workspace.clock()
-        ids = set(workspace.missions) if touched is None else touched
+        external = workspace.external_summaries()  # SMALL workspace, loopexec runs
+        ids = set(workspace.missions) | set(external) if touched is None else touched
         for mission_id in ids:
             mission = workspace.missions.get(mission_id)
-            if mission is None:
+            if mission is None and mission_id not in external:
                 self.summaries.pop(mission_id, None)
-            else:
-                self.summaries[mission_id] = summarize(mission, now, workspace.settings)
+                continue
+            before = self.summaries.get(mission_id)
+            summary = self.summaries[mission_id] = (
+                summarize(mission, now, workspace.settings)
+                if mission is not None
+                else external[mission_id]
+            )
+            needs_you = MissionStatus.NEEDS_YOU
+            if before is not None and summary.status is needs_you is not before.status:
+                self._needs_you(summary)
         if touched is None:
             for gone in set(self.summaries) - ids:
                 del self.summaries[gone]
+        self.approvals.update(touched)
         self.changed.publish(touched)
 
     @work(exclusive=True, group="watch")
@@ -124,6 +140,20 @@ class HudApp(App[None]):
                 self._apply_settings()
                 touched = None
             self._publish(touched)
+
+    def wrote(self, relpaths: Iterable[str]) -> None:
+        """Apply files the HUD itself just wrote, without waiting for the watcher."""
+        if self.scanned.is_set():
+            self._publish(self.workspace.apply(relpaths))
+
+    def _needs_you(self, summary: MissionSummary) -> None:
+        """A toast when a mission starts needing a human."""
+        self.notify(
+            f"{summary.id} needs you: {safe_str(summary.title)}",
+            title="needs you",
+            severity="warning",
+            markup=False,
+        )
 
     def _tick(self) -> None:
         """Time passes: stale missions and expired requests change without a file change."""
@@ -151,8 +181,29 @@ class HudApp(App[None]):
         self.theme = names[(current + 1) % len(names)]
         self.notify(f"theme: {self.theme}", timeout=2)
 
+    def action_approvals(self) -> None:
+        from hud.screens.approvals import ApprovalsScreen
+
+        if not isinstance(self.screen, ApprovalsScreen):
+            self.push_screen(ApprovalsScreen())
+
+    def open_request(self, mission_id: str, request_id: str) -> None:
+        from hud.screens.approvals import RequestScreen
+
+        mission = self.workspace.missions.get(mission_id)
+        if mission is not None and request_id in mission.requests:
+            self.push_screen(RequestScreen(mission_id, request_id))
+
     def open_mission(self, mission_id: str) -> None:
         from hud.screens.mission import MissionScreen
 
         if mission_id in self.workspace.missions:
             self.push_screen(MissionScreen(mission_id))
+        elif mission_id == self.workspace.small.id and self.workspace.small.present:
+            from hud.screens.small import SmallScreen
+
+            self.push_screen(SmallScreen(mission_id))
+        elif self.workspace.loopexec.run_of(mission_id) is not None:
+            from hud.screens.loopexec import LoopexecScreen
+
+            self.push_screen(LoopexecScreen(mission_id))

@@ -267,13 +267,14 @@ class Mission:
         self.state(step_id, "waiting_for_approval", f"approval requested: {request_id}")
         return request_id
 
-    def await_approvals(
+    def await_decisions(
         self, pending: dict[str, str], works: dict[str, Work], summaries: dict[str, str]
     ) -> Generator[Action, None, dict[str, tuple[str, Authorization]]]:
-        """Wait until each step's request is decided; a request that expires undecided is
-        asked again (up to MAX_REQUESTS_PER_STEP). Returns step -> (request id, answer)."""
+        """Wait until at least one of the `pending` requests (step -> request id) is
+        decided; returns those (step -> (request id, answer)) and drops them from `pending`.
+        A request that expires undecided is asked again, up to MAX_REQUESTS_PER_STEP."""
         results: dict[str, tuple[str, Authorization]] = {}
-        while pending:
+        while pending and not results:
             paths = tuple(self.root / decision_path(self.id, r) for r in pending.values())
             deadlines = []
             for request_id in pending.values():

@@ -53,15 +53,27 @@ class Runner:
         self.tick = 0
         self.pointer = -1
         self.slots: list[Slot] = []
-        master = random.Random(seed)
-        now = utcnow()
-        for index in range(missions):
+        self.missions = missions
+        self.seed = seed
+
+    def setup(self) -> None:
+        """Create the missions (intent and constraints first); play the historical ones."""
+        if self.slots:
+            return
+        master = random.Random(self.seed)
+        for index in range(self.missions):
             scenario = SCENARIOS[index % len(SCENARIOS)]
-            mission_id = create_mission(root, scenario.base_id)
+            mission_id = create_mission(self.root, scenario.base_id)
             clock = clock_for(scenario)
-            write_setup(root, mission_id, scenario.brief, clock() if index else now)
-            mission = Mission(root, mission_id, random.Random(master.getrandbits(64)), clock)
-            self.slots.append(Slot(mission, scenario.script(mission)))
+            write_setup(self.root, mission_id, scenario.brief, clock())
+            mission = Mission(self.root, mission_id, random.Random(master.getrandbits(64)), clock)
+            slot = Slot(mission, scenario.script(mission))
+            if scenario.history:  # a mission whose agent stopped long ago: write its past now
+                while not slot.finished and not self.stopping:
+                    self._advance(slot)
+            self.slots.append(slot)
+            if self.stopping:
+                return
 
     def stop(self, signum: int = 0, frame: FrameType | None = None) -> None:
         """Ask the loop to stop after the current action (safe in a signal handler)."""
@@ -100,6 +112,7 @@ class Runner:
 
     def step(self) -> None:
         """One tick: advance the next ready mission after the last one that acted."""
+        self.setup()
         count = len(self.slots)
         for offset in range(1, count + 1):
             index = (self.pointer + offset) % count
@@ -113,6 +126,7 @@ class Runner:
     def run(self) -> int:
         previous = {sig: signal.signal(sig, self.stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
+            self.setup()
             begin = time.monotonic()
             done_at = 0
             while not self.stopping:

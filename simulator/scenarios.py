@@ -26,7 +26,7 @@ def execute(
         return (yield from m.run_step(step_id, work, next_step=next_step))
     request_id = m.request(step_id, work, summary)
     yield None
-    results = yield from m.await_approvals(
+    results = yield from m.await_decisions(
         {step_id: request_id}, {step_id: work}, {step_id: summary}
     )
     request_id, auth = results[step_id]
@@ -230,7 +230,6 @@ def over_budget(m: Mission) -> Script:
         exceeded = m.over_budget()
         if exceeded:
             m.state(topic, "blocked", f"budget exceeded: {exceeded}")
-            yield None
             m.writer.halt(f"budget exhausted before {topic}: {exceeded}")
             m.handoff(
                 "stopped: over budget",
@@ -301,19 +300,19 @@ def approvals(m: Mission) -> Script:
     m.handoff(
         f"waiting for {len(pending)} approvals", None, next_steps=[*sorted(pending), "retire"]
     )
-    answers = yield from m.await_approvals(pending, works, summaries)
     states: dict[str, str] = {}
     for sid, *_ in DEPLOY_STEPS:
-        if sid not in answers:
+        if sid not in pending:  # the mission's policy lets it act without asking
             states[sid] = yield from m.run_step(sid, works[sid])
-            continue
-        request_id, auth = answers[sid]
-        if auth.ok:
-            states[sid] = yield from m.run_step(sid, works[sid], approval=request_id)
-        else:
-            m.state(sid, "blocked", f"approval {request_id}: {auth.reason}")
-            states[sid] = "blocked"
-            yield None
+    while pending:  # each step runs as soon as its own decision arrives
+        answers = yield from m.await_decisions(pending, works, summaries)
+        for sid, (request_id, auth) in sorted(answers.items()):
+            if auth.ok:
+                states[sid] = yield from m.run_step(sid, works[sid], approval=request_id)
+            else:
+                m.state(sid, "blocked", f"approval {request_id}: {auth.reason}")
+                states[sid] = "blocked"
+                yield None
     unfinished = [sid for sid, state in states.items() if state != "succeeded"]
     if unfinished:
         m.state("retire", "blocked", f"depends on {', '.join(unfinished)}, which did not succeed")
@@ -370,7 +369,7 @@ def runs(m: Mission) -> Script:
                 artifact=report(m, sid, 4),
                 failures=1 if m.rng.random() < 0.15 else 0,
                 error="upstream 502",
-                ticks=(20, 60),
+                ticks=(60, 200),
                 verify=True,
             )
             after = ids[index + 1] if index + 1 < len(ids) else following[0]["id"]
@@ -425,6 +424,7 @@ class Scenario:
     script: Callable[[Mission], Script]
     brief: Brief
     clock_offset: timedelta = timedelta(0)
+    history: bool = False  # played in full when the simulator starts: it all happened before
 
 
 def _brief(title: str, objective: str, auto: tuple[str, ...], usd: float, **kw: Any) -> Brief:
@@ -442,6 +442,8 @@ def _brief(title: str, objective: str, auto: tuple[str, ...], usd: float, **kw: 
 
 
 SAFE = ("read_only", "reversible_write")
+# In play order: the first six are the mix (--missions 6); the default of 8 adds a
+# running and an idle mission so that every status shows. More missions repeat the list.
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "approvals",
@@ -455,12 +457,6 @@ SCENARIOS: tuple[Scenario, ...] = (
             open_decisions=("may we delete the v1 archive?",),
             valid_for_seconds=1800,
         ),
-    ),
-    Scenario(
-        "running",
-        "log-triage",
-        runs,
-        _brief("Triage production errors", "Cluster and label new errors hourly", SAFE, 500.0),
     ),
     Scenario(
         "done",
@@ -491,6 +487,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         stalls,
         _brief("Rebuild the docs search index", "Nightly index rebuild", SAFE, 3.0),
         clock_offset=-STALE_BY,
+        history=True,
     ),
     Scenario(
         "over_budget",
@@ -504,6 +501,12 @@ SCENARIOS: tuple[Scenario, ...] = (
             tokens=400_000,
             steps=20,
         ),
+    ),
+    Scenario(
+        "running",
+        "log-triage",
+        runs,
+        _brief("Triage production errors", "Cluster and label new errors hourly", SAFE, 500.0),
     ),
     Scenario(
         "idle",

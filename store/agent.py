@@ -269,7 +269,7 @@ def log_tail(path: Path) -> Tail:
         os.close(fd)
 
 
-class _LockedLog:
+class LockedLog:
     """An open log held under an exclusive flock; append lines one `os.write` each."""
 
     def __init__(self, path: Path, kind: Kind, fsync: bool) -> None:
@@ -277,8 +277,9 @@ class _LockedLog:
         self.kind = kind
         self.fsync = fsync
         self.fd = -1
+        self.known: Tail | None = None  # the tail after our own last append under this lock
 
-    def __enter__(self) -> _LockedLog:
+    def __enter__(self) -> LockedLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -301,7 +302,7 @@ class _LockedLog:
 
     def append(self, at: datetime, fields: Mapping[str, Any]) -> tuple[LogLine, dict[str, Any]]:
         """Validate and append one record; returns it and the raw dict as written."""
-        tail = read_tail(self.fd)
+        tail = self.known if self.known is not None else read_tail(self.fd)
         seq = tail.seq + 1
         raw: dict[str, Any] = {"schema": 1} if seq == 1 else {}
         raw.update(seq=seq, at=rfc3339(at), prev=tail.digest)
@@ -314,14 +315,18 @@ class _LockedLog:
         raw = _normalize(raw)
         adapter = EVENT_ADAPTER if self.kind is Kind.EVENTS else EVIDENCE_ADAPTER
         record = _validate(adapter.validate_python, raw, f"{self.kind.value} line {seq}")
-        line = compact_json(raw)
+        try:
+            line = compact_json(raw)
+        except ValueError as exc:  # e.g. a lone surrogate that UTF-8 cannot hold
+            raise InvalidRecord(f"{self.kind.value} line {seq}: {exc}") from exc
         if b"\n" in line or len(line) > MAX_LINE_BYTES:
             raise InvalidRecord(f"a log line must be under {MAX_LINE_BYTES:,} bytes")
         data = line + b"\n"
+        self.known = None
         try:
             written = os.write(self.fd, data)
         except BaseException:
-            os.ftruncate(self.fd, tail.size)
+            os.ftruncate(self.fd, tail.size)  # never leave part of a line behind
             raise
         if written != len(data):  # disk full: take the torn bytes back
             os.ftruncate(self.fd, tail.size)
@@ -330,6 +335,7 @@ class _LockedLog:
             os.fsync(self.fd)
             if seq == 1:
                 _fsync_dir(self.path.parent)
+        self.known = Tail(seq, hashlib.sha256(line).hexdigest(), tail.size + len(data))
         return cast(LogLine, record), raw
 
 
@@ -497,11 +503,11 @@ class AgentWriter:
         return at if at is not None else self.clock()
 
     @contextlib.contextmanager
-    def locked(self, kind: Kind) -> Iterator[_LockedLog]:
+    def locked(self, kind: Kind) -> Iterator[LockedLog]:
         """Hold the exclusive lock of the events or evidence log."""
         if kind not in (Kind.EVENTS, Kind.EVIDENCE):
             raise AgentError(f"{kind.value} is not a log")
-        with _LockedLog(self.root / log_path(self.mission, kind), kind, self.fsync) as log:
+        with LockedLog(self.root / log_path(self.mission, kind), kind, self.fsync) as log:
             yield log
 
     def tail(self, kind: Kind) -> Tail:

@@ -28,6 +28,8 @@ class MissionReport:
     status: MissionStatus
     title: str
     problems: list[Problem]
+    verdicts: dict[str, str] = field(default_factory=dict)
+    """A SMALL workspace's verdict per check: schema, lint, strict, verify."""
 
 
 @dataclass(slots=True)
@@ -64,6 +66,7 @@ class Report:
                     "status": report.status.value,
                     "title": report.title,
                     "problems": [p.to_json() for p in report.problems],
+                    **({"verdicts": report.verdicts} if report.verdicts else {}),
                 }
                 for mission_id, report in sorted(self.missions.items())
             },
@@ -99,7 +102,7 @@ def artifact_problems(mission: MissionState) -> list[Problem]:
     return found
 
 
-def _check_missions(root: str, paths: list[str]) -> dict[str, MissionReport]:
+def _check_missions(root: str, paths: list[str]) -> tuple[dict[str, MissionReport], list[Problem]]:
     """Index these paths and report each mission in them (runs in a worker process)."""
     workspace = Workspace(root)
     workspace.load_settings()
@@ -108,7 +111,15 @@ def _check_missions(root: str, paths: list[str]) -> dict[str, MissionReport]:
     for mission_id, mission in workspace.missions.items():
         problems = mission.problems() + artifact_problems(mission)
         reports[mission_id] = MissionReport(workspace.status(mission_id), mission.title, problems)
-    return reports
+    loose = []  # unknown files in these missions' folders: in their mission's report
+    for problem in workspace.unknown.values():
+        parts = problem.path.split("/", 2)
+        owner = reports.get(parts[1]) if len(parts) >= 2 else None
+        if owner is not None:
+            owner.problems.append(problem)
+        else:
+            loose.append(problem)
+    return reports, loose
 
 
 def _by_mission(paths: Iterable[str]) -> tuple[dict[str, list[str]], list[str]]:
@@ -146,7 +157,20 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     workspace = Workspace(root)
     missions, other = _by_mission(workspace.walk())
     workspace.apply(other)
-    report = Report(str(workspace.root), workspace.problems())
+    external = workspace.external_problems()  # SMALL and loopexec: reported as missions
+    report = Report(
+        str(workspace.root),
+        workspace.settings_problems
+        + list(workspace.unknown.values())
+        + workspace.loopexec.loose_problems(),
+    )
+    for external_id, summary in workspace.external_summaries().items():
+        report.missions[external_id] = MissionReport(
+            summary.status,
+            summary.title,
+            external.get(external_id, []),
+            workspace.small.verdicts() if external_id == workspace.small.id else {},
+        )
     weights = {m: sum(_size(workspace.root, p) for p in paths) for m, paths in missions.items()}
     total = sum(weights.values())
     jobs = jobs or os.cpu_count() or 1
@@ -154,7 +178,9 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     done = 0
     if len(groups) <= 1:
         for mission_id, paths in missions.items():
-            report.missions.update(_check_missions(str(workspace.root), paths))
+            reports, loose = _check_missions(str(workspace.root), paths)
+            report.missions.update(reports)
+            report.workspace_problems.extend(loose)
             done += weights[mission_id]
             if progress:
                 progress(done, total)
@@ -167,7 +193,9 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
             for group in groups
         }
         for future in as_completed(futures):
-            report.missions.update(future.result())
+            reports, loose = future.result()
+            report.missions.update(reports)
+            report.workspace_problems.extend(loose)
             done += futures[future]
             if progress:
                 progress(done, total)

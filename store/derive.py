@@ -84,18 +84,29 @@ def is_done(mission: MissionState) -> bool:
     )
 
 
+def current_states(mission: MissionState) -> set[str]:
+    """Latest states of the steps that matter: those of the latest plan, if any."""
+    plan = mission.latest_plan
+    wanted = {step.id for step in plan.steps} if plan is not None else None
+    return {
+        latest.event.state
+        for step, latest in mission.step_latest.items()
+        if wanted is None or step in wanted
+    }
+
+
 def mission_status(mission: MissionState, now: datetime, settings: Settings) -> MissionStatus:
     """The most urgent thing true of a mission (DESIGN.md, "Derived, never stored")."""
-    states = {latest.event.state for latest in mission.step_latest.values()}
+    states = current_states(mission)
     invalid = any(p.severity == "error" for p in mission.problems())
     if pending_count(mission, now) or "outcome_unknown" in states or invalid:
         return MissionStatus.NEEDS_YOU
     if "failed" in states:
         return MissionStatus.FAILED
-    if "blocked" in states or mission.halt is not None:
-        return MissionStatus.BLOCKED
     if is_done(mission):
         return MissionStatus.DONE
+    if "blocked" in states or mission.halt is not None:
+        return MissionStatus.BLOCKED
     last = mission.last_event_at
     if last is not None and (now - last).total_seconds() > settings.stale_after_seconds:
         return MissionStatus.STALE

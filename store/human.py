@@ -62,7 +62,18 @@ from store.layout import (
 )
 from store.load import parse_toml
 from store.problems import Problem
-from store.records import Constraints, Decision, Intent, Settings, request_digest
+from store.records import (
+    Constraints,
+    Decision,
+    Intent,
+    Settings,
+    request_digest,
+    request_snapshot,
+)
+from store.small import write as small_write
+from store.small.layout import FILES as SMALL_FILES
+from store.small.layout import HUMAN_KINDS as SMALL_HUMAN_KINDS
+from store.small.layout import SMALL_DIR
 
 _MODELS: dict[Kind, type[BaseModel]] = {
     Kind.SETTINGS: Settings,
@@ -231,6 +242,7 @@ class HumanWriter:
                 "decided_at": self.clock(),
                 "valid_until": valid_until,
                 "origin": self.origin,
+                "request_json": request_snapshot(request_raw),
             },
         )
         return Decision.model_validate(tomllib.loads(saved.text))
@@ -264,6 +276,44 @@ class HumanWriter:
             stamped_bytes = stamped.encode()
             self._replace_atomically(path, stamped_bytes)
         return Saved(relpath, True, stamped, _sha256(stamped_bytes), revision + 1, history)
+
+    def replace_small(self, relpath: str, new_text: str, loaded_sha256: str) -> Saved:
+        """Save an edited SMALL intent.small.yml or constraints.small.yml, and nothing else.
+
+        SMALL's ownership, not the `.toml` rule, decides here: only the two human-owned
+        SMALL files (in `.small/`, or at the root when the state directory is a `.small`
+        folder) are accepted; plan, progress, handoff and workspace are the agent's and
+        raise `OwnershipError`. The text must parse and pass the v1.0.0 schema and lint
+        (`Invalid`, with its line); an unquoted `small_version: 1.0.0` is written quoted;
+        comments and layout are kept. The file must still hash to `loaded_sha256`
+        (`Conflict`). Atomic (temp file, fsync, rename, fsync folder); no history file,
+        no progress entry: SMALL's own `small accept` records one (see docs/small.md).
+        """
+        kind = self._small_kind(relpath)
+        path = self.root / relpath
+        if path.is_symlink() or not path.parent.resolve().is_relative_to(self._real_root):
+            message = f"{relpath} is a symlink or leads outside the state directory"
+            raise OwnershipError(relpath, message)
+        try:
+            text = small_write.prepare(kind, relpath, new_text)
+            written = small_write.replace(path, text, loaded_sha256)
+        except small_write.SmallInvalid as exc:
+            raise Invalid(relpath, str(exc), exc.line, 1 if exc.line else None) from None
+        except small_write.SmallConflict as exc:
+            raise Conflict(relpath, exc.theirs, exc.theirs_sha256, new_text) from None
+        return Saved(relpath, written.changed, written.text, written.sha256)
+
+    def _small_kind(self, relpath: str) -> str:
+        """The human-owned SMALL kind at `relpath`; OwnershipError for any other path."""
+        prefix = "" if self._real_root.name == SMALL_DIR else f"{SMALL_DIR}/"
+        for kind in SMALL_HUMAN_KINDS:
+            if relpath == prefix + SMALL_FILES[kind]:
+                return kind
+        raise OwnershipError(
+            relpath,
+            f"{relpath} is not a human-owned SMALL file: the HUD writes only "
+            f"{prefix}intent.small.yml and {prefix}constraints.small.yml of a SMALL workspace",
+        )
 
     # ---- paths -----------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from store.layout import Kind
 from store.problems import Problem
-from store.records import GENESIS, Event, Evidence, LogLine
+from store.records import GENESIS, AttemptEvent, Event, Evidence, LogLine
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -37,6 +37,10 @@ READ_CHUNK = 4 * 1024 * 1024
 
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 _JSON_POS = re.compile(r"at line (\d+) column (\d+)")
+# Where a number too large for a double (which jiter turns into inf) can hide: an
+# exponent of three digits or more, or a run of 200+ digits (2-digit exponents need
+# a mantissa of 210+ digits to overflow). Only used to say which line it is on.
+_HUGE_NUMBER = re.compile(rb"[eE][+-]?[0-9]{3}|[0-9]{200}")
 
 EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 EVIDENCE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Evidence)
@@ -72,8 +76,12 @@ def resolve_inside(root: Path, relpath: str) -> Path | Problem:
     return real
 
 
-def read_bytes(root: Path, relpath: str, cap: int = MAX_DOCUMENT_BYTES) -> bytes | Problem:
-    """The file's bytes, or a Problem (missing, symlink escape, not a file, over the cap)."""
+def read_bytes(root: Path, relpath: str, cap: int | None = None) -> bytes | Problem:
+    """The file's bytes, or a Problem (missing, symlink escape, not a file, over the cap).
+
+    `cap` defaults to MAX_DOCUMENT_BYTES as it is at call time (tests lower it)."""
+    if cap is None:
+        cap = MAX_DOCUMENT_BYTES
     real = resolve_inside(root, relpath)
     if isinstance(real, Problem):
         return real
@@ -115,13 +123,14 @@ def decode_utf8(relpath: str, data: bytes) -> str | Problem:
 def parse_json(relpath: str, data: bytes, line: int | None = None) -> Any | Problem:
     """JSON with duplicate keys, NaN/Infinity and runaway nesting rejected."""
     try:
-        return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
+        value = jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
     except ValueError as exc:
         message = str(exc)
         at = _JSON_POS.search(message)
         where = line if line is not None else (int(at.group(1)) if at else None)
         if not data.strip():
-            return Problem(relpath, where, "empty", "file is empty", "an agent may be mid-write")
+            what = "file is empty" if line is None else "line is empty"
+            return Problem(relpath, where, "empty", what, "an agent may be mid-write")
         if "duplicate key" in message:
             hint = "each key may appear once per object"
         elif "recursion limit" in message:
@@ -131,6 +140,38 @@ def parse_json(relpath: str, data: bytes, line: int | None = None) -> Any | Prob
         else:
             hint = "fix the JSON syntax; NaN and Infinity are not JSON"
         return Problem(relpath, where, "bad-json", f"invalid JSON: {message}", hint)
+    if not all_finite(value):
+        return out_of_range(relpath, data, line)
+    return value
+
+
+def all_finite(value: Any) -> bool:
+    """False if a float anywhere in `value` is NaN or infinite (jiter reads 1e400 as inf)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return True
+
+
+def out_of_range(relpath: str, data: bytes, line: int | None) -> Problem:
+    if line is None:
+        at = _HUGE_NUMBER.search(data)
+        line = data[: at.start()].count(b"\n") + 1 if at else None
+    return Problem(
+        relpath,
+        line,
+        "bad-json",
+        "invalid JSON: a number is too large (it would be Infinity)",
+        "use finite numbers; NaN and Infinity are not JSON",
+    )
 
 
 def parse_toml(relpath: str, text: str) -> dict[str, Any] | Problem:
@@ -147,6 +188,10 @@ def parse_toml(relpath: str, text: str) -> dict[str, Any] | Problem:
         )
     except ValueError as exc:
         return Problem(relpath, None, "bad-toml", f"invalid TOML: {exc}", "use finite numbers")
+    except RecursionError:
+        return Problem(
+            relpath, None, "bad-toml", "invalid TOML: nested too deeply", "flatten the document"
+        )
     return value
 
 
@@ -286,6 +331,8 @@ class LogReader:
         self.last_seq = 0
         self.last_hash = GENESIS
         self.partial = b""
+        self.oversized: Any = None  # sha256 of an over-long line, fed until its newline
+        self.oversized_start = 0
         self.line_starts = array("Q")
         self.chain_broken_at: int | None = None
         self.seq_broken_at: int | None = None
@@ -332,8 +379,11 @@ class LogReader:
 
     def _read_from(self, handle: BinaryIO, batch: LogBatch) -> None:
         info = os.fstat(handle.fileno())
-        if self.inode is not None and (info.st_ino != self.inode or info.st_size < self.offset):
-            replaced = info.st_ino != self.inode
+        truncated = info.st_size < self.offset
+        replaced = self.inode is not None and (
+            info.st_ino != self.inode or (not truncated and self._rewritten(handle))
+        )
+        if self.inode is not None and (replaced or truncated):
             self._restart()
             batch.reset = True
             self._report(
@@ -356,20 +406,58 @@ class LogReader:
             self.offset += len(chunk)
             self._feed(chunk, batch)
 
+    def _rewritten(self, handle: BinaryIO) -> bool:
+        """True when the last complete line read is no longer there, byte for byte: the
+        log was rewritten in place, or replaced by a new file that reused the inode."""
+        if not self.line_starts:
+            return False
+        start = self.line_starts[-1]
+        end = (
+            self.oversized_start if self.oversized is not None else self.offset - len(self.partial)
+        )
+        if end - start > MAX_LINE_BYTES + 1:  # an over-long line: not worth reading again
+            return False
+        handle.seek(start)
+        data = handle.read(end - start)
+        return data[-1:] != b"\n" or sha256(data[:-1]).hexdigest() != self.last_hash
+
     def _feed(self, chunk: bytes, batch: LogBatch) -> None:
         start = self.offset - len(chunk) - len(self.partial)
         data = self.partial + chunk if self.partial else chunk
         lines = data.split(b"\n")
         self.partial = lines.pop()
-        if len(self.partial) > MAX_LINE_BYTES:
-            self.line_no += 1
-            self._problem(batch, "line-too-long", "line over 1 MiB", "keep log lines small")
-            self.partial = b""
-            self.last_hash = "?" * 64
         for line in lines:
-            self.line_starts.append(start)
+            if self.oversized is not None:  # the end of an over-long line
+                self.oversized.update(line)
+                self.line_starts.append(self.oversized_start)
+                self._too_long(self.oversized.hexdigest(), batch)
+                self.oversized = None
+            else:
+                self.line_starts.append(start)
+                if len(line) > MAX_LINE_BYTES:
+                    self._too_long(sha256(line).hexdigest(), batch)
+                else:
+                    self._line(line, batch)
             start += len(line) + 1
-            self._line(line, batch)
+        if self.oversized is not None:
+            self.oversized.update(self.partial)
+            self.partial = b""
+        elif len(self.partial) > MAX_LINE_BYTES:  # hash it as it comes, hold none of it
+            self.oversized = sha256(self.partial)
+            self.oversized_start = start
+            self.partial = b""
+
+    def _too_long(self, digest: str, batch: LogBatch) -> None:
+        """A line over MAX_LINE_BYTES: not parsed, counted as one seq; the chain goes on."""
+        self.line_no += 1
+        self.last_hash = digest
+        self.last_seq += 1
+        self._problem(
+            batch,
+            "line-too-long",
+            f"line over {MAX_LINE_BYTES:,} bytes; not read",
+            "keep log lines small: large outputs belong under artifacts/",
+        )
 
     def _problem(self, batch: LogBatch, code: str, message: str, hint: str) -> None:
         self._report(batch, [Problem(self.relpath, self.line_no, code, message, hint)])
@@ -409,6 +497,10 @@ class LogReader:
         except ValidationError as exc:
             self._report(batch, validation_problems(self.relpath, exc, self.line_no))
             self._advance_seq(parsed.get("seq"), batch)
+            return
+        if (record.__pydantic_extra__ or type(record) is AttemptEvent) and not all_finite(parsed):
+            self._report(batch, [out_of_range(self.relpath, line, self.line_no)])
+            self._advance_seq(record.seq, batch)
             return
         if record.__pydantic_extra__:
             self._report(batch, unknown_field_problems(self.relpath, record, self.line_no))
@@ -458,8 +550,12 @@ class LogReader:
         real = resolve_inside(self.root, self.relpath)
         if isinstance(real, Problem):
             return []
-        end = self.line_starts[stop] if stop < len(self.line_starts) else self.offset
-        end -= len(self.partial)
+        if stop < len(self.line_starts):
+            end = self.line_starts[stop]
+        elif self.oversized is not None:  # up to the end of the last complete line
+            end = self.oversized_start
+        else:
+            end = self.offset - len(self.partial)
         try:
             with open(real, "rb") as handle:
                 handle.seek(self.line_starts[first])
@@ -469,6 +565,10 @@ class LogReader:
         out: list[tuple[int, Any]] = []
         for index, line in enumerate(data.split(b"\n")[: stop - first]):
             line_no = first + index + 1
+            if len(line) > MAX_LINE_BYTES:
+                too_long = f"line over {MAX_LINE_BYTES:,} bytes; not read"
+                out.append((line_no, Problem(self.relpath, line_no, "line-too-long", too_long, "")))
+                continue
             parsed = parse_json(self.relpath, line, line_no)
             if isinstance(parsed, Problem):
                 out.append((line_no, parsed))

@@ -32,10 +32,11 @@ class FieldChange(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class StepChange:
-    """A step present in both versions whose fields differ."""
+    """A step present in both versions whose fields differ; `title` is the new one."""
 
     id: str
     changes: tuple[FieldChange, ...]
+    title: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ def diff_plans(old: Plan, new: Plan) -> PlanDiff:
             continue
         changes = step_changes(before, step)
         if changes:
-            changed.append(StepChange(step.id, changes))
+            changed.append(StepChange(step.id, changes, step.title))
     fields = [
         FieldChange(name, getattr(old, name), getattr(new, name))
         for name in PLAN_FIELDS

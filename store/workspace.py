@@ -27,10 +27,15 @@ from store.layout import (
     is_transient,
     safe_mission_id,
 )
-from store.load import load_document
+from store.load import load_document, resolve_inside
+from store.loopexec import FOLDER as LOOPEXEC_FOLDER
+from store.loopexec import LoopexecDir
 from store.mission import MissionState
 from store.problems import Problem
 from store.records import Settings
+from store.small.layout import SMALL_DIR
+from store.small.workspace import SmallWorkspace
+from store.summary import MissionSummary
 
 Clock = Callable[[], datetime]
 
@@ -49,6 +54,10 @@ class Workspace:
         self.settings = Settings.model_validate({"schema": 1})
         self.settings_problems: list[Problem] = []
         self.unknown: dict[str, Problem] = {}
+        self.small = SmallWorkspace(self.root)
+        """The SMALL workspace in `.small/` (or the root itself, when it is a .small)."""
+        self.loopexec = LoopexecDir(self.root)
+        """loopexec runs in `.loopexec/`."""
 
     # ---- building and updating -------------------------------------------------------
 
@@ -68,7 +77,8 @@ class Workspace:
             for entry in entries:
                 rel = f"{folder}/{entry.name}" if folder else entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    if KNOWN_DIRS.match(rel):
+                    known = KNOWN_DIRS.match(rel) and _safe_folder(rel)
+                    if known or rel in (SMALL_DIR, LOOPEXEC_FOLDER):
                         stack.append(rel)
                     else:
                         yield rel
@@ -79,6 +89,10 @@ class Workspace:
         """Bring the index up to date for these paths; returns the missions touched."""
         touched: set[str] = set()
         for rel in relpaths:
+            adapter = self._adapter(rel)
+            if adapter is not None:
+                touched |= adapter.apply(rel)
+                continue
             mission = self._apply_one(rel)
             if mission is not None:
                 touched.add(mission)
@@ -87,6 +101,14 @@ class Workspace:
             if state is not None and not state.exists():
                 del self.missions[mission_id]
         return touched
+
+    def _adapter(self, rel: str) -> SmallWorkspace | LoopexecDir | None:
+        """The SMALL workspace or loopexec folder that owns `rel`, if one does."""
+        if self.small.owns(rel):
+            return self.small
+        if self.loopexec.owns(rel):
+            return self.loopexec
+        return None
 
     def _apply_one(self, rel: str) -> str | None:
         if is_transient(rel):
@@ -99,6 +121,8 @@ class Workspace:
             return self._unknown(rel)
         self.unknown.pop(rel, None)
         assert located.mission is not None
+        if not safe_mission_id(located.mission):  # the layout's pattern lets ".." through
+            return self._unknown(rel)
         state = self.missions.get(located.mission)
         if state is None:
             state = self.missions[located.mission] = MissionState(self.root, located.mission)
@@ -115,7 +139,10 @@ class Workspace:
                 return parts[1]
             return None
         parts = rel.split("/")
-        if len(parts) >= 2 and parts[0] == "missions" and not safe_mission_id(parts[1]):
+        escape = resolve_inside(self.root, rel) if path.is_symlink() else None
+        if isinstance(escape, Problem) and escape.code == "symlink-escape":
+            problem = escape
+        elif len(parts) >= 2 and parts[0] == "missions" and not safe_mission_id(parts[1]):
             problem = Problem(
                 f"missions/{parts[1]}",
                 None,
@@ -179,7 +206,33 @@ class Workspace:
         found = list(self.settings_problems) + list(self.unknown.values())
         for mission in self.missions.values():
             found.extend(mission.problems())
+        for problems in self.external_problems().values():
+            found.extend(problems)
+        return found + self.loopexec.loose_problems()
+
+    # ---- SMALL and loopexec: overview rows beside the native missions -------------------
+
+    def external_summaries(self) -> dict[str, MissionSummary]:
+        """Overview rows of the SMALL workspace (`small:<dir>`) and loopexec runs."""
+        now = self.clock()
+        rows = self.loopexec.summaries(now, self.settings)
+        small = self.small.summary(now, self.settings)
+        if small is not None:
+            rows[small.id] = small
+        return rows
+
+    def external_problems(self) -> dict[str, list[Problem]]:
+        """The problems of each SMALL or loopexec row, by its id."""
+        found = self.loopexec.problems_by_id()
+        if self.small.present:
+            found[self.small.id] = self.small.problems()
         return found
 
 
 _LAYOUT_HINT = "move or remove it; see docs/format.md for the state directory layout"
+
+
+def _safe_folder(rel: str) -> bool:
+    """False for a folder under missions/ whose mission id is unsafe (say `a..b`)."""
+    parts = rel.split("/", 2)
+    return len(parts) < 2 or parts[0] != "missions" or safe_mission_id(parts[1])

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.factory import T0, Mission, mission, resume
 
 from store.workspace import Workspace
+from tests.factory import T0, Mission, mission, resume
 
 # Shortly after the fixture's last event: nothing is stale yet.
 NOW = T0 + timedelta(minutes=1)

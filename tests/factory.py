@@ -1,9 +1,11 @@
-"""Builds valid state directories for tests, byte by byte, without store.agent.
+"""Builds valid state directories for tests.
 
-Logs are written exactly as docs/format.md says: one compact JSON object per line,
-`seq` counting from 1, `prev` the sha256 hex of the previous line's bytes (64 zeros
-on line 1), and `"schema": 1` on the first line. Tests that need broken input edit
-the files this writes.
+Log lines go through `store.agent.AgentWriter` (seq, hash chain, `"schema": 1` on the
+first line, validation), so fixtures are exactly what a real agent writes. Documents
+are written directly, so tests can also write ones the agent writer would refuse
+(plan v3 without v2, a request for an unknown step). `chain()` builds a whole log in
+memory, independently of the writer, for tests that need bytes rather than files.
+Tests that need broken input edit the files this writes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from store.agent import AgentWriter, compact_json
+from store.layout import Kind
 from store.records import request_digest
 
 T0 = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -30,7 +34,7 @@ def line_bytes(record: dict[str, Any]) -> bytes:
 
 def chain(records: list[dict[str, Any]]) -> bytes:
     """A whole valid log from records without seq/prev/schema: each line terminated."""
-    out = b""
+    out: list[bytes] = []
     prev = GENESIS
     for seq, fields in enumerate(records, start=1):
         record: dict[str, Any] = {"schema": 1} if seq == 1 else {}
@@ -38,8 +42,8 @@ def chain(records: list[dict[str, Any]]) -> bytes:
         record.update(fields)
         line = line_bytes(record)
         prev = hashlib.sha256(line).hexdigest()
-        out += line + b"\n"
-    return out
+        out.append(line + b"\n")
+    return b"".join(out)
 
 
 def toml_value(value: Any) -> str:
@@ -77,9 +81,12 @@ class Mission:
         self.id = mission_id
         self.dir = root / "missions" / mission_id
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._seq: dict[str, int] = {}
-        self._prev: dict[str, str] = {}
         self.clock = T0
+
+    @property
+    def writer(self) -> AgentWriter:
+        """The agent writer for this mission's logs (it refuses unsafe mission ids)."""
+        return AgentWriter(self.root, self.id, "agent", clock=lambda: self.clock)
 
     def rel(self, name: str) -> str:
         return f"missions/{self.id}/{name}"
@@ -173,19 +180,15 @@ class Mission:
         return {"path": name, "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}
 
     def append(self, log: str, at: datetime | None = None, **fields: Any) -> bytes:
-        """Append one chained line to `events` or `evidence`; returns the line's bytes."""
-        seq = self._seq.get(log, 0) + 1
-        record: dict[str, Any] = {"schema": 1} if seq == 1 else {}
+        """Append one line to `events` or `evidence` (via AgentWriter); returns its bytes.
+
+        Without `at`, each line is one second after the previous one."""
         if at is None:
             self.clock += timedelta(seconds=1)
             at = self.clock
-        record.update({"seq": seq, "at": stamp(at), "prev": self._prev.get(log, GENESIS), **fields})
-        line = line_bytes(record)
-        with open(self.dir / f"{log}.jsonl", "ab") as handle:
-            handle.write(line + b"\n")
-        self._seq[log] = seq
-        self._prev[log] = hashlib.sha256(line).hexdigest()
-        return line
+        with self.writer.locked(Kind(log)) as locked:
+            _, raw = locked.append(at, fields)
+        return compact_json(raw)
 
     def event(self, type: str, at: datetime | None = None, **fields: Any) -> bytes:
         return self.append("events", at=at, type=type, actor="agent", **fields)
@@ -197,7 +200,7 @@ class Mission:
         return self.event("usage", at=at, usd=usd, tokens=tokens, steps=steps)
 
     def evidence(self, step: str, verdict: str = "pass", **fields: Any) -> bytes:
-        seq = self._seq.get("evidence", 0) + 1
+        seq = self.writer.tail(Kind.EVIDENCE).seq + 1
         return self.append(
             "evidence",
             id=f"e{seq}",
@@ -225,15 +228,12 @@ def mission(root: Path, mission_id: str, title: str | None = None) -> Mission:
 
 
 def resume(root: Path, mission_id: str) -> Mission:
-    """A Mission writer that continues an existing folder's logs (seq, chain, clock)."""
+    """A Mission writer that continues an existing folder (its clock after the last event)."""
     built = Mission(root, mission_id)
     for log in ("events", "evidence"):
         path = built.dir / f"{log}.jsonl"
         lines = path.read_bytes().splitlines() if path.exists() else []
         if lines:
-            last = json.loads(lines[-1])
-            built._seq[log] = last["seq"]
-            built._prev[log] = hashlib.sha256(lines[-1]).hexdigest()
-            at = datetime.fromisoformat(last["at"].replace("Z", "+00:00"))
+            at = datetime.fromisoformat(json.loads(lines[-1])["at"])
             built.clock = max(built.clock, at)
     return built

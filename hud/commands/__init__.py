@@ -10,7 +10,7 @@ from pathlib import Path
 Build = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
-NAMES = ("check", "simulate", "demo", "handoff")
+NAMES = ("check", "simulate", "demo", "handoff", "approvals", "decide")
 
 
 def registry() -> dict[str, tuple[Build, Run]]:

@@ -89,6 +89,11 @@ def render(report: Report) -> str:
             lines.extend(_problem_lines(problem))
     for mission_id, mission in sorted(report.missions.items()):
         lines.append(f"{mission_id}  {mission.status.value}  {printable(mission.title)}")
+        if mission.verdicts:
+            lines.append(
+                "  SMALL v1.0.0: "
+                + ", ".join(f"{check} {verdict}" for check, verdict in mission.verdicts.items())
+            )
         for problem in mission.problems:
             lines.extend(_problem_lines(problem))
     verdict = "invalid" if report.errors else "valid"

@@ -18,7 +18,7 @@ SUMMARY = "open the HUD on a fresh directory with a simulated agent writing into
 
 def build(parser: argparse.ArgumentParser) -> None:
     parser.description = SUMMARY
-    parser.add_argument("--missions", type=int, default=6, help="how many missions (default 6)")
+    parser.add_argument("--missions", type=int, default=8, help="how many missions (default 8)")
     parser.add_argument("--rate", type=float, default=20.0, help="events per second (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")

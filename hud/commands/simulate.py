@@ -17,7 +17,7 @@ SUMMARY = "play simulated agents writing into a state directory"
 def build(parser: argparse.ArgumentParser) -> None:
     parser.description = "Play simulated agents writing into a state directory."
     parser.add_argument("dir", type=Path, help="the state directory (created if missing)")
-    parser.add_argument("--missions", type=int, default=6, help="how many missions (default 6)")
+    parser.add_argument("--missions", type=int, default=8, help="how many missions (default 8)")
     parser.add_argument("--rate", type=float, default=20.0, help="events per second (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 

@@ -31,9 +31,8 @@ class HudScreen(Screen[None]):
     """
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in WRITE_ACTIONS and self.hud.writer is None:
-            return None
-        return True
+        # a write action is hidden (footer, help) and never runs without a writer
+        return not (action in WRITE_ACTIONS and self.hud.writer is None)
 
     @property
     def hud(self) -> HudApp:

@@ -10,8 +10,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from hud.export import handoff_markdown
-from hud.screens.base import HudScreen
+from hud.screens.base import HudScreen, writes
 from hud.screens.mission_views import TABS
+from store.layout import Kind
 from store.mission import MissionState
 from widgets.header import HudHeader
 
@@ -28,6 +29,10 @@ class MissionScreen(HudScreen):
         ],
         Binding("right_square_bracket", "next_tab", "Next tab", show=False, id="mission.next"),
         Binding("left_square_bracket", "prev_tab", "Prev tab", show=False, id="mission.prev"),
+        Binding("e", writes("edit_intent"), "Edit intent", id="mission.edit"),
+        Binding("E", writes("edit_constraints"), "Edit constraints", id="mission.edit_constraints"),
+        Binding("h", "history", "History", id="mission.history"),
+        Binding("b,plus", writes("adjust_budget"), "Adjust budget", id="mission.budget_adjust"),
     ]
 
     def __init__(self, mission_id: str) -> None:
@@ -64,6 +69,7 @@ class MissionScreen(HudScreen):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.workspace_changed({self.mission_id})
+        self.refresh_bindings()
 
     def action_export(self) -> None:
         """Write the handoff as Markdown to ./<mission>-handoff.md (never into STATE_DIR)."""
@@ -96,3 +102,32 @@ class MissionScreen(HudScreen):
 
     def action_prev_tab(self) -> None:
         self._step_tab(-1)
+
+    # ---- writing intent and constraints (hud.editing); history -----------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = super().check_action(action, parameters)
+        if action == "adjust_budget" and allowed:
+            tabs = self.query(TabbedContent)
+            return bool(tabs) and tabs.first().active == "budget"
+        return allowed
+
+    def action_edit_intent(self) -> None:
+        from hud.editing import edit_document
+
+        self.run_worker(edit_document(self.hud, self.mission_id, Kind.INTENT), group="edit")
+
+    def action_edit_constraints(self) -> None:
+        from hud.editing import edit_document
+
+        self.run_worker(edit_document(self.hud, self.mission_id, Kind.CONSTRAINTS), group="edit")
+
+    def action_adjust_budget(self) -> None:
+        from hud.editing import adjust_budget
+
+        self.run_worker(adjust_budget(self.hud, self.mission_id), group="edit")
+
+    def action_history(self) -> None:
+        from hud.screens.history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(self.mission_id))

@@ -1,21 +1,40 @@
 """The mission screen's tabs: for each, a widget and how to feed it from a MissionState.
 
 Views here do the reading (they may call the store); widgets only render what they are
-given.
+given. A view runs for the active tab on every change to its mission and when the tab
+is shown, so each one does work in proportion to what changed: logs are read from where
+the view left off (`LogFeed`), artifacts are hashed again only when their file changed.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from weakref import WeakKeyDictionary
 
 from textual.widget import Widget
 
-from store.mission import MissionState
+from store.check import artifact_problems
+from store.derive import budget_use
+from store.load import LogReader
+from store.mission import MissionState, Reference
+from store.records import Artifact, Evidence
+from widgets.tabs.budget import BudgetView
+from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
+from widgets.tabs.evidence import EvidenceView
+from widgets.tabs.execution import WINDOW as EVENTS_WINDOW
+from widgets.tabs.execution import ExecutionView
+from widgets.tabs.handoff import HandoffView
+from widgets.tabs.intent import IntentView
+from widgets.tabs.plan import PlanVersion, PlanView
 
 if TYPE_CHECKING:
     from hud.screens.mission import MissionScreen
+
+W = TypeVar("W", bound=Widget)
 
 
 @dataclass(frozen=True)
@@ -26,4 +45,220 @@ class Tab:
     update: Callable[[MissionScreen, MissionState], None]
 
 
-TABS: list[Tab] = []
+# ---- reading logs incrementally ------------------------------------------------------------
+
+
+@dataclass
+class LogFeed:
+    """Where a view left off in one log: only lines appended since are read again.
+
+    A new reader, another inode, a log that shrank or whose last-read line moved, or
+    more new lines than the widget keeps, all mean: start over from the last `window`
+    lines (`reset`).
+    """
+
+    reader: LogReader | None = None
+    inode: int | None = None
+    read: int = 0
+    last_start: int | None = None
+
+    def poll(self, reader: LogReader | None, window: int) -> tuple[list[tuple[int, Any]], bool]:
+        """(new lines as (line_no, record or Problem), whether the widget must reset)."""
+        if reader is None:
+            reset = self.reader is not None or self.read > 0
+            self.reader, self.inode, self.read, self.last_start = None, None, 0, None
+            return [], reset
+        starts = reader.line_starts
+        total = len(starts)
+        reset = (
+            reader is not self.reader
+            or reader.inode != self.inode
+            or total < self.read
+            or (self.read > 0 and starts[self.read - 1] != self.last_start)
+            or total - self.read > window
+        )
+        first = max(0, total - window) if reset else self.read
+        lines = reader.read_window(first, total - first) if total > first else []
+        self.reader, self.inode, self.read = reader, reader.inode, total
+        self.last_start = starts[total - 1] if total else None
+        return lines, reset
+
+
+@dataclass
+class ViewState:
+    """What a view remembers between updates of one widget."""
+
+    feed: LogFeed = field(default_factory=LogFeed)
+    artifacts: dict[str, tuple[tuple[Any, ...], str]] = field(default_factory=dict)
+
+
+_STATES: WeakKeyDictionary[Widget, ViewState] = WeakKeyDictionary()
+
+
+def state_of(widget: Widget) -> ViewState:
+    state = _STATES.get(widget)
+    if state is None:
+        state = _STATES[widget] = ViewState()
+    return state
+
+
+def find(screen: MissionScreen, kind: type[W]) -> W | None:
+    found = screen.query(kind)
+    return found.first() if found else None
+
+
+# ---- artifacts ---------------------------------------------------------------------------
+
+
+@dataclass
+class _OneArtifact:
+    """The part of a MissionState `artifact_problems` reads, holding one artifact."""
+
+    root: Path
+    artifact_refs: dict[str, tuple[Artifact, Reference]]
+    artifacts: set[str]
+
+
+def check_artifact(
+    mission: MissionState,
+    relpath: str,
+    cited: Artifact,
+    ref: Reference,
+    cache: dict[str, tuple[tuple[Any, ...], str]],
+) -> str:
+    """`ok`, `mismatch`, `missing` or `outside`; hashed again only when the file changed."""
+    if relpath not in mission.artifacts:
+        return "missing"
+    try:
+        info = os.stat(mission.root / relpath)
+    except OSError:
+        return "missing"
+    signature = (cited.sha256, cited.bytes, info.st_ino, info.st_size, info.st_mtime_ns)
+    cached = cache.get(relpath)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    one = _OneArtifact(mission.root, {relpath: (cited, ref)}, {relpath})
+    try:
+        problems = artifact_problems(cast(MissionState, one))
+    except OSError:
+        return "missing"
+    if not problems:
+        result = "ok"
+    elif problems[0].code == "artifact-mismatch":
+        result = "mismatch"
+    else:
+        result = "outside"
+    cache[relpath] = (signature, result)
+    return result
+
+
+def artifact_checks(mission: MissionState, state: ViewState) -> dict[str, str]:
+    """The check result of every artifact evidence cites, keyed by the path it cites."""
+    prefix = f"{mission.base}/artifacts/"
+    checks = {}
+    for relpath, (cited, ref) in mission.artifact_refs.items():
+        shown = relpath[len(prefix) :] if relpath.startswith(prefix) else relpath
+        checks[shown] = check_artifact(mission, relpath, cited, ref, state.artifacts)
+    return checks
+
+
+# ---- the views ------------------------------------------------------------------------------
+
+
+def update_intent(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, IntentView)
+    if view is None:
+        return
+    intent, constraints = mission.intent, mission.constraints
+    view.show(
+        intent.record if intent else None,
+        constraints.record if constraints else None,
+        intent_problems=intent.problems if intent else (),
+        constraints_problems=constraints.problems if constraints else (),
+        intent_path=f"{mission.base}/intent.toml",
+        constraints_path=f"{mission.base}/constraints.toml",
+    )
+
+
+def update_plan(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, PlanView)
+    if view is None:
+        return
+    versions = [
+        PlanVersion(version, loaded.record, tuple(loaded.problems))
+        for version, loaded in mission.plans.items()
+    ]
+    states = {step: latest.event for step, latest in mission.step_latest.items()}
+    view.show(versions, states)
+
+
+def update_execution(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, ExecutionView)
+    if view is None:
+        return
+    reader = mission.events
+    lines, reset = state_of(view).feed.poll(reader, EVENTS_WINDOW)
+    view.show(
+        lines,
+        reset=reset,
+        total=len(reader.line_starts) if reader else 0,
+        chain_broken_at=reader.chain_broken_at if reader else None,
+        seq_broken_at=reader.seq_broken_at if reader else None,
+    )
+
+
+def update_evidence(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, EvidenceView)
+    if view is None:
+        return
+    reader = mission.evidence
+    state = state_of(view)
+    lines, reset = state.feed.poll(reader, EVIDENCE_WINDOW)
+    view.show(
+        lines,
+        reset=reset,
+        checks=artifact_checks(mission, state),
+        total=len(reader.line_starts) if reader else 0,
+        chain_broken_at=reader.chain_broken_at if reader else None,
+        seq_broken_at=reader.seq_broken_at if reader else None,
+    )
+
+
+def update_budget(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, BudgetView)
+    if view is None:
+        return
+    now = screen.hud.workspace.clock()
+    view.show(budget_use(mission, now), list(mission.usage), now)
+
+
+def update_handoff(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, HandoffView)
+    if view is None:
+        return
+    loaded = mission.handoff
+    handoff = loaded.record if loaded else None
+    step_state = None
+    if handoff is not None and handoff.current_step:
+        latest = mission.step_latest.get(handoff.current_step)
+        step_state = latest.event.state if latest else None
+    verdicts = {
+        item.id: item.verdict for _, item in mission.recent_evidence if isinstance(item, Evidence)
+    }
+    view.show(
+        handoff,
+        loaded.problems if loaded else (),
+        path=f"{mission.base}/handoff.json",
+        step_state=step_state,
+        verdicts=verdicts,
+    )
+
+
+TABS: list[Tab] = [
+    Tab("intent", "Intent", IntentView, update_intent),
+    Tab("plan", "Plan", PlanView, update_plan),
+    Tab("execution", "Execution", ExecutionView, update_execution),
+    Tab("evidence", "Evidence", EvidenceView, update_evidence),
+    Tab("budget", "Budget", BudgetView, update_budget),
+    Tab("handoff", "Handoff", HandoffView, update_handoff),
+]

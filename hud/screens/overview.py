@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Input
+from textual.widgets.data_table import RowDoesNotExist
 
-from hud.screens.base import HudScreen
+from hud.screens.base import HudScreen, writes
 from store.summary import MissionSummary
 from widgets.header import HudHeader
 from widgets.mission_table import MissionTable
@@ -35,6 +37,7 @@ class OverviewScreen(HudScreen):
         Binding("k", "cursor_up", "Up", show=False, id="overview.up"),
         Binding("g", "first", "First", show=False, id="overview.first"),
         Binding("G", "last", "Last", show=False, id="overview.last"),
+        Binding("n", writes("new_mission"), "New mission", id="overview.new"),
     ]
 
     AUTO_FOCUS = "#missions"
@@ -114,3 +117,20 @@ class OverviewScreen(HudScreen):
 
     def action_last(self) -> None:
         self.table.move_cursor(row=self.table.row_count - 1)
+
+    # ---- writing ----------------------------------------------------------------------
+
+    def action_new_mission(self) -> None:
+        from hud.screens.edit import NewMissionScreen
+
+        self.app.push_screen(NewMissionScreen(), self._created)
+
+    def _created(self, mission_id: str | None) -> None:
+        if mission_id is not None:
+            self.call_after_refresh(self._select, mission_id)
+
+    def _select(self, mission_id: str) -> None:
+        """Put the cursor on a mission's row, if it is shown."""
+        table = self.table
+        with suppress(RowDoesNotExist):
+            table.move_cursor(row=table.get_row_index(mission_id))

@@ -78,7 +78,9 @@ async def test_bad_file_becomes_a_problem_not_a_crash(
         assert isinstance(app.screen, ProblemsScreen)
         await pilot.pause(0.1)
         listing = app.screen.query_one("#problem-list")
-        text = "\n".join(str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count))
+        text = "\n".join(
+            str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)
+        )
         assert "missions/gamma/plan/v1.json:1" in text
         assert "fix:" in text
 

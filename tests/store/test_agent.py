@@ -153,6 +153,18 @@ def test_evidence_chain_and_artifact(tmp_path: Path) -> None:
             w.write_artifact(bad, b"x")
 
 
+def test_several_appends_under_one_lock(tmp_path: Path) -> None:
+    w = writer(tmp_path)
+    w.heartbeat()
+    at = datetime.now(UTC)
+    with w.locked(Kind.EVENTS) as log:
+        for n in range(5):
+            record, raw = log.append(at, {"type": "heartbeat", "actor": f"bulk-{n}"})
+            assert record.seq == n + 2 and raw["seq"] == n + 2
+    w.halt("end")
+    assert [r.seq for r in read_log(tmp_path, Kind.EVENTS)] == list(range(1, 8))
+
+
 def _append_many(root: str, actor: str, count: int) -> None:
     w = AgentWriter(Path(root), M, actor)
     for n in range(count):
@@ -207,7 +219,7 @@ def test_append_reads_only_the_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         read += len(data)
         return data
 
-    monkeypatch.setattr(agent.os, "pread", counting_pread)
+    monkeypatch.setattr(os, "pread", counting_pread)
     record = w.step("s1", "running", 1)
     assert record.seq == 20_001
     assert record.prev == prev
@@ -306,7 +318,7 @@ def test_handoff_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Monk
     def failing_replace(src: object, dst: object) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(agent.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError):
         w.write_handoff("third")
     assert path.read_bytes() == before

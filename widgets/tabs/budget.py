@@ -114,7 +114,9 @@ def limit_lines(
         second.append(f"burn {rate(name, limit.per_hour)}")
     if limit.exhausted_at is not None:
         second.append(" · runs out ")
-        second.append(f"{moment(limit.exhausted_at, seconds=False)} ({until(limit.exhausted_at, now)})")
+        second.append(
+            f"{moment(limit.exhausted_at, seconds=False)} ({until(limit.exhausted_at, now)})"
+        )
         if deadline is not None and limit.exhausted_at < deadline:
             second.append("  ⚠ before the deadline", style=alert)
     return [first, second]
@@ -138,7 +140,14 @@ def budget_text(
         title.append(f"{moment(budget.deadline, seconds=False)} ({until(budget.deadline, now)})")
     parts.append(title)
     alert = theme_style("error", "bold", variables)
-    if budget.exhausted_before_deadline and budget.deadline is not None:
+    if budget.deadline is not None and budget.deadline <= now:
+        parts.append(
+            Text(
+                f"⚠ the deadline passed {duration((now - budget.deadline).total_seconds())} ago",
+                style=alert,
+            )
+        )
+    elif budget.exhausted_before_deadline and budget.deadline is not None:
         first = min(
             (
                 lim
@@ -151,7 +160,7 @@ def budget_text(
         warning.append(f"{first.name} at {moment(first.exhausted_at, seconds=False)}", style=alert)
         parts.append(warning)
     elif budget.deadline is not None and budget.limits:
-        parts.append(Text("✓ on course to finish within budget before the deadline", style="dim"))
+        parts.append(Text("✓ no limit is projected to run out before the deadline", style="dim"))
     parts.append(Text())
     if not budget.limits:
         parts.append(Text("No budget limits: constraints.toml has no [budget].", style="dim"))
@@ -204,9 +213,10 @@ class BudgetView(ThemeAware, FocusOnShow, DocumentScroll):
         super().__init__(id=id)
         self._args: _Shown | None = None
         self._shown: Text | None = None
+        self.doc = Static(id="budget-doc")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="budget-doc")
+        yield self.doc
 
     def on_resize(self, event: events.Resize) -> None:
         self.rerender()
@@ -232,7 +242,7 @@ class BudgetView(ThemeAware, FocusOnShow, DocumentScroll):
         if text == self._shown:
             return
         self._shown = text
-        self.query_one("#budget-doc", Static).update(text)
+        self.doc.update(text)
 
     @property
     def shown_text(self) -> str:

@@ -48,16 +48,24 @@ def field_line(name: str, value: Text | str, width: int = 0) -> Text:
     return text
 
 
+def hanging(prefix: Text | str, body: Text) -> Text:
+    """`prefix` then `body`, the body's later lines indented to line up under its first."""
+    head = Text(prefix) if isinstance(prefix, str) else prefix
+    pad = "\n" + " " * head.cell_len
+    lines = body.split("\n", allow_blank=True)
+    result = head.copy()
+    for index, line in enumerate(lines):
+        if index:
+            result.append(pad)
+        result.append_text(line)
+    return result
+
+
 def bullets(items: Sequence[str], *, empty: str = "none", marker: str = "•") -> Text:
     """One `  • item` line per item (made safe), or a dim `  none`."""
     if not items:
         return Text(f"  {empty}", style="dim")
-    lines = []
-    for item in items:
-        line = Text(f"  {marker} ")
-        line.append_text(safe(item, multiline=True))
-        lines.append(line)
-    return Text("\n").join(lines)
+    return Text("\n").join(hanging(f"  {marker} ", safe(item, multiline=True)) for item in items)
 
 
 def join_lines(parts: Iterable[Text | str]) -> Text:
@@ -113,7 +121,10 @@ def compact(value: Any) -> str:
 def problem_text(problem: Problem, variables: Mapping[str, str] | None = None) -> Text:
     """`✗ path:line message · fix: hint` on one line, the message made safe."""
     error = problem.severity == "error"
-    text = Text("✗ " if error else "⚠ ", style=theme_style("error" if error else "warning", "bold", variables))
+    text = Text(
+        "✗ " if error else "⚠ ",
+        style=theme_style("error" if error else "warning", "bold", variables),
+    )
     text.append_text(safe(problem.where))
     text.append(" ")
     text.append_text(safe(problem.message))
@@ -263,6 +274,13 @@ class KeyedTable(DataTable[Text]):
     def keys(self) -> list[str]:
         return list(self._order)
 
+    def cells_of(self, key: str) -> tuple[Text, ...]:
+        return self._cells[key]
+
+    def plain_rows(self) -> list[str]:
+        """Every row as one line of plain text, cells separated by two spaces."""
+        return ["  ".join(c.plain for c in self._cells[key]) for key in self._order]
+
     @property
     def selected_key(self) -> str | None:
         if not self.row_count or not self.is_valid_row_index(self.cursor_row):
@@ -288,6 +306,7 @@ class KeyedTable(DataTable[Text]):
         drop = old.index(keys[0]) if keys and keys[0] in self._cells else len(old)
         kept = old[drop:]
         if keys[: len(kept)] == kept:
+            selected = self.selected_key if drop else None
             for key in old[:drop]:
                 self.remove_row(key)
                 del self._cells[key]
@@ -296,6 +315,8 @@ class KeyedTable(DataTable[Text]):
                 self.add_row(*(cell(c) for c in cells), key=key)
                 self._cells[key] = cells
             self._order = keys
+            if selected is not None and selected in self._cells:
+                self.move_cursor(row=self.get_row_index(selected), animate=False)
             return True
         selected = self.selected_key
         self.clear()
@@ -321,4 +342,3 @@ class KeyedTable(DataTable[Text]):
             self._cells[key] = cells
             changed = True
         return changed
-

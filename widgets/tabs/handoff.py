@@ -18,6 +18,7 @@ from widgets.tabs.common import (
     FocusOnShow,
     ThemeAware,
     bullets,
+    hanging,
     heading,
     join_lines,
     moment,
@@ -79,7 +80,7 @@ def handoff_text(
     parts.append(Text())
     parts.append(heading("Summary"))
     summary = safe(handoff.summary, multiline=True) if handoff.summary else Text("—", style="dim")
-    parts.append(Text("  ").append_text(summary))
+    parts.append(hanging("  ", summary))
     parts.append(heading("Verified evidence"))
     if not handoff.verified:
         parts.append(Text("  none", style="dim"))
@@ -95,14 +96,16 @@ def handoff_text(
         parts.append(line)
     blockers = heading("Blockers")
     if handoff.blockers:
-        blockers.append(f" ({len(handoff.blockers)})", style=theme_style("warning", "bold", variables))
+        blockers.append(
+            f" ({len(handoff.blockers)})", style=theme_style("warning", "bold", variables)
+        )
     parts.append(blockers)
     parts.append(bullets(handoff.blockers, marker="■"))
     parts.append(heading("Next steps"))
     if not handoff.next_steps:
         parts.append(Text("  none", style="dim"))
     for number, step in enumerate(handoff.next_steps, start=1):
-        parts.append(Text(f"  {number}. ").append_text(safe(step, multiline=True)))
+        parts.append(hanging(f"  {number}. ", safe(step, multiline=True)))
     return join_lines(parts)
 
 
@@ -118,9 +121,10 @@ class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
         super().__init__(id=id)
         self._args: _Shown | None = None
         self._shown: Text | None = None
+        self.doc = Static(id="handoff-doc")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="handoff-doc")
+        yield self.doc
 
     def show(
         self,
@@ -152,7 +156,7 @@ class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
         if text == self._shown:
             return
         self._shown = text
-        self.query_one("#handoff-doc", Static).update(text)
+        self.doc.update(text)
 
     @property
     def shown_text(self) -> str:

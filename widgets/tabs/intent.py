@@ -23,6 +23,7 @@ from widgets.tabs.common import (
     bullets,
     duration,
     field_line,
+    hanging,
     heading,
     join_lines,
     moment,
@@ -81,14 +82,19 @@ def intent_text(
     parts.append(Text())
     parts.append(heading("Objective"))
     objective = safe(intent.objective, multiline=True) if intent.objective else Text("—")
-    parts.append(Text("  ").append_text(objective))
+    parts.append(hanging("  ", objective))
     parts.append(heading("Non-goals"))
     parts.append(bullets(intent.non_goals))
     parts.append(heading("Scope"))
-    parts.append(Text("  include", style="dim"))
-    parts.append(bullets(intent.scope.include, marker="+"))
-    parts.append(Text("  exclude", style="dim"))
-    parts.append(bullets(intent.scope.exclude, marker="-"))
+    for name, items, marker in (
+        ("include", intent.scope.include, "+"),
+        ("exclude", intent.scope.exclude, "-"),
+    ):
+        if items:
+            parts.append(Text(f"  {name}", style="dim"))
+            parts.append(bullets(items, marker=marker))
+        else:
+            parts.append(Text(f"  {name}: ", style="dim").append("not stated", style="dim italic"))
     parts.append(heading("Success evidence"))
     parts.append(bullets(intent.success_evidence))
     decisions = heading("Open decisions")
@@ -111,7 +117,9 @@ def constraints_text(
         parts.append(problems_block(problems, variables))
     if constraints is None:
         if not problems:
-            parts.append(Text(f"  No {path}: no rules, no budget, no approval policy.", style="dim"))
+            parts.append(
+                Text(f"  No {path}: no rules, no budget, no approval policy.", style="dim")
+            )
         else:
             parts.append(Text(f"  {path} could not be loaded.", style="dim"))
         return join_lines(parts)
@@ -136,8 +144,7 @@ def constraints_text(
         rule_id.stylize("bold")
         line.append_text(rule_id)
         line.append("  ")
-        line.append_text(safe(rule.rule, multiline=True))
-        parts.append(line)
+        parts.append(hanging(line, safe(rule.rule, multiline=True)))
     budget = constraints.budget
     parts.append(heading("Budget"))
     limits = [
@@ -154,9 +161,9 @@ def constraints_text(
     if not shown:
         parts.append(Text("  no limits", style="dim"))
     for name, value in shown:
-        parts.append(Text("  ").append_text(field_line(name, value, 9)))
+        parts.append(Text("  ").append_text(field_line(name, value, 10)))
     parts.append(heading("Approval"))
-    auto = Text("  ").append_text(field_line("auto", "", 9))
+    auto = Text("  ").append_text(field_line("auto", "", 10))
     if constraints.approval.auto:
         auto.append_text(
             Text(", ").join(status_text(risk, variables) for risk in constraints.approval.auto)
@@ -165,10 +172,10 @@ def constraints_text(
         auto.append("nothing: every effect is asked", style="dim")
     parts.append(auto)
     valid = duration(float(constraints.approval.valid_for_seconds))
-    parts.append(Text("  ").append_text(field_line("valid for", valid, 9)))
+    parts.append(Text("  ").append_text(field_line("valid for", valid, 10)))
     parts.append(heading("Tools"))
     for name, items in (("allow", constraints.tools.allow), ("deny", constraints.tools.deny)):
-        line = Text("  ").append_text(field_line(name, "", 9))
+        line = Text("  ").append_text(field_line(name, "", 10))
         if items:
             line.append_text(Text(", ").join(safe(item) for item in items))
         else:
@@ -192,10 +199,12 @@ class IntentView(ThemeAware, FocusOnShow, DocumentScroll):
         super().__init__(id=id)
         self._args: _Shown | None = None
         self._shown: tuple[Text, Text] | None = None
+        self.intent_doc = Static(id="intent-doc")
+        self.constraints_doc = Static(id="constraints-doc")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="intent-doc")
-        yield Static(id="constraints-doc")
+        yield self.intent_doc
+        yield self.constraints_doc
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")
@@ -235,8 +244,8 @@ class IntentView(ThemeAware, FocusOnShow, DocumentScroll):
         if texts == self._shown:
             return
         self._shown = texts
-        self.query_one("#intent-doc", Static).update(texts[0])
-        self.query_one("#constraints-doc", Static).update(texts[1])
+        self.intent_doc.update(texts[0])
+        self.constraints_doc.update(texts[1])
 
     @property
     def shown_text(self) -> str:

@@ -1,0 +1,59 @@
+"""The app's watch on approval requests: a toast (and the bell) when one arrives.
+
+`ApprovalFeed.update(touched)` runs on every workspace change, for the missions
+touched only. It also remembers each decided request while its decision is current
+(`SeenRequests`), so a request that changes after its decision can be shown as a
+field-level diff even when the decision keeps no copy of it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from store.approval_checks import PendingIndex, SeenRequests
+from widgets.safe_text import safe_str
+
+if TYPE_CHECKING:
+    from hud.app import HudApp
+
+MAX_TOASTS = 3
+
+
+class ApprovalFeed:
+    """Notices new pending requests and keeps request versions seen this session."""
+
+    def __init__(self, app: HudApp) -> None:
+        self.app = app
+        self.pending = PendingIndex()
+        self.seen = SeenRequests()
+
+    def update(self, touched: set[str] | None) -> None:
+        workspace = self.app.workspace
+        ids = workspace.missions if touched is None else touched
+        for mission_id in ids:
+            mission = workspace.missions.get(mission_id)
+            if mission is not None and mission.decisions:
+                self.seen.observe(mission)
+        new = self.pending.update(workspace, touched, workspace.clock())
+        if new:
+            self.announce(new)
+
+    def announce(self, new: list[tuple[str, str]]) -> None:
+        app = self.app
+        if len(new) > MAX_TOASTS:
+            app.notify(
+                f"{len(new)} new approval requests (a: approvals)", title="Approvals", timeout=8
+            )
+        else:
+            for mission_id, request_id in new:
+                mission = app.workspace.missions[mission_id]
+                record = mission.requests[request_id].record
+                what = f"{safe_str(record.tool)} · {record.risk}" if record else "invalid request"
+                app.notify(
+                    f"{mission_id}/{request_id}: {what} (a: approvals)",
+                    title="New approval request",
+                    markup=False,
+                    timeout=8,
+                )
+        if app.workspace.settings.bell:
+            app.bell()

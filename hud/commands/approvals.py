@@ -1,0 +1,111 @@
+"""`hud approvals DIR [--json] [--all]`: the approval queue, for scripts and terminals."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from store.approval_checks import QueueItem, Review, approval_queue, review
+from store.workspace import Workspace
+from widgets.request_view import countdown
+from widgets.safe_text import safe_str as printable
+
+SUMMARY = "list pending approval requests (soonest expiry, then highest risk, first)"
+
+
+def build(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "List the pending approval requests of every mission, soonest expiry first, then "
+        "highest risk, with what blocks approving each. Exit 0, or 2 when DIR is not a "
+        "directory."
+    )
+    parser.add_argument("dir", type=Path, help="the state directory")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (ASCII)")
+    parser.add_argument(
+        "--all", action="store_true", help="every request: also decided, stale and expired"
+    )
+
+
+def _time(when: datetime | None) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
+def to_json(item: QueueItem, checked: Review) -> dict[str, Any]:
+    """One request as `--json` shows it: what it asks, its digest, and the checks."""
+    request = checked.request
+    return {
+        "mission": item.mission,
+        "id": item.request_id,
+        "status": item.status.value,
+        "risk": item.risk,
+        "tool": item.tool,
+        "step": item.step,
+        "plan_version": item.plan_version,
+        "summary": item.summary,
+        "requested_by": request.requested_by if request else None,
+        "requested_at": _time(item.requested_at),
+        "expires_at": _time(item.expires_at),
+        "digest": checked.digest,
+        "args": checked.raw.get("args") if checked.raw else None,
+        "can_approve": checked.can_approve,
+        "can_reject": checked.can_reject,
+        "blockers": list(checked.blockers),
+        "warnings": list(checked.warnings),
+        "confirmation": checked.confirmation,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    root: Path = args.dir
+    if not root.is_dir():
+        print(f"hud approvals: {root}: no such directory", file=sys.stderr)
+        return 2
+    workspace = Workspace(root)
+    workspace.scan()
+    now = workspace.clock()
+    items = approval_queue(workspace, now, everything=args.all)
+    reviews = [review(workspace.missions[i.mission], i.request_id, now) for i in items]
+    if args.json:
+        listed = [to_json(item, checked) for item, checked in zip(items, reviews, strict=True)]
+        print(json.dumps(listed, indent=2, ensure_ascii=True))
+        return 0
+    print(render(items, reviews, now))
+    return 0
+
+
+def render(items: list[QueueItem], reviews: list[Review], now: datetime) -> str:
+    """A table, one request a line, with its blockers and warnings under it."""
+    if not items:
+        return "no pending approval requests"
+    rows = [("EXPIRES", "RISK", "REQUEST", "TOOL", "STEP", "SUMMARY")]
+    for item in items:
+        when = countdown(item.expires_at, now) if item.status.value == "pending" else ""
+        rows.append(
+            (
+                when or item.status.value,
+                item.risk,
+                f"{item.mission}/{item.request_id}",
+                printable(item.tool),
+                printable(item.step),
+                printable(item.summary),
+            )
+        )
+    widths = [max(len(row[c]) for row in rows) for c in range(5)]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[5]]).rstrip())
+        if index == 0:
+            continue
+        checked = reviews[index - 1]
+        for blocker in checked.blockers:
+            lines.append(f"    cannot approve: {printable(blocker)}")
+        for warning in checked.warnings:
+            lines.append(f"    warning: {printable(warning)}")
+    pending = sum(1 for i in items if i.status.value == "pending")
+    lines.append(f"{pending} pending")
+    return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""`hud decide DIR MISSION ID approve|reject --reason TEXT`: decide one request, once.
+
+The same checks as the HUD's request screen (`store.approval_checks`): a request that
+is not pending, does not load, holds hidden characters, does not match its plan step or
+its mission's tool rules is refused (fail closed); a rejection needs a reason. As the
+HUD asks for a confirmation, approving an external_write needs `--yes` and approving an
+irreversible action `--confirm-tool TOOL`. `--digest` binds the decision to the request
+you reviewed (from `hud approvals --json`): it is refused if the request changed since.
+
+Exit 0 decided; 1 refused (checks, already decided by someone else); 2 cannot run (no
+such directory, mission or request; read-only: the user cannot write DIR, or
+`--read-only`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from store.approval_checks import refusal, review
+from store.human import AlreadyDecided, HumanWriteError, writer_for
+from store.workspace import Workspace
+from widgets.safe_text import safe_str as printable
+
+SUMMARY = "approve or reject one approval request (same checks as the HUD)"
+EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+def build(parser: argparse.ArgumentParser) -> None:
+    parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARY
+    parser.add_argument("dir", type=Path, help="the state directory")
+    parser.add_argument("mission", help="the mission id")
+    parser.add_argument("request", help="the request id (approvals/<id>.json)")
+    parser.add_argument("decision", choices=("approve", "reject"))
+    parser.add_argument("--reason", default="", help="why (required to reject)")
+    parser.add_argument("--yes", action="store_true", help="confirm approving an external_write")
+    parser.add_argument(
+        "--confirm-tool", metavar="TOOL", help="approve an irreversible action: its tool name"
+    )
+    parser.add_argument("--digest", help="refuse unless the request still has this digest")
+    parser.add_argument("--read-only", action="store_true", help="refuse to write (a dry check)")
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"hud decide: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    root: Path = args.dir
+    if not root.is_dir():
+        return _fail(EXIT_CANNOT_RUN, f"{root}: no such directory")
+    writer = writer_for(root.resolve(), args.read_only)
+    if writer is None:
+        why = "--read-only" if args.read_only else f"you cannot write {root}"
+        return _fail(EXIT_CANNOT_RUN, f"read-only ({why}): nothing can be decided")
+    workspace = Workspace(root)
+    workspace.scan()
+    mission = workspace.missions.get(args.mission)
+    if mission is None:
+        return _fail(EXIT_CANNOT_RUN, f"no mission {args.mission!r}")
+    if args.request not in mission.requests:
+        return _fail(EXIT_CANNOT_RUN, f"no request {args.request!r} in mission {mission.id}")
+    checked = review(mission, args.request, writer.clock())
+    problem = refusal(checked, args.decision, args.reason, seen_digest=args.digest)
+    if problem is None and args.decision == "approve":
+        if checked.confirmation == "confirm" and not args.yes:
+            problem = "approving an external_write needs --yes"
+        elif checked.confirmation == "type_tool" and args.confirm_tool != checked.tool:
+            problem = (
+                "approving an irreversible action needs --confirm-tool "
+                f"{printable(checked.tool)!r} (its tool name)"
+            )
+    if problem is not None or checked.raw is None:
+        return _fail(EXIT_REFUSED, printable(problem or "the request does not load"))
+    until = checked.valid_until(writer.clock()) if args.decision == "approve" else None
+    try:
+        decision = writer.decide(
+            mission.id, args.request, checked.raw, args.decision, args.reason.strip(), until
+        )
+    except AlreadyDecided as exc:
+        theirs = exc.decision
+        if theirs is None:
+            return _fail(EXIT_REFUSED, "already decided (the existing decision does not load)")
+        said = f" ({printable(theirs.reason)})" if theirs.reason else ""
+        return _fail(
+            EXIT_REFUSED,
+            f"already decided by {printable(theirs.decided_by)} at "
+            f"{theirs.decided_at.isoformat()}: {theirs.decision}{said}",
+        )
+    except (HumanWriteError, OSError) as exc:
+        return _fail(EXIT_REFUSED, printable(str(exc)))
+    done = "approved" if decision.decision == "approve" else "rejected"
+    valid = f", valid until {decision.valid_until.isoformat()}" if decision.valid_until else ""
+    print(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}")
+    for warning in checked.warnings:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
+    return EXIT_DECIDED

@@ -1,0 +1,286 @@
+"""Approvals: the queue of pending requests, and one request to review and decide.
+
+The queue (`a` from anywhere) lists every pending request across missions, soonest
+expiry first, then highest risk. Enter opens a request: everything about it, the
+full args, and what blocks an approval. `y` approves, `n` rejects; both are write
+actions (hidden in read-only mode), both go through `store.approval_checks.refusal`
+(the same checks as `hud decide`) and `HumanWriter.decide` (write-once).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Footer, Static
+
+from hud.screens.base import HudScreen, writes
+from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
+from store.approval_checks import Review, approval_queue, refusal, review
+from store.human import AlreadyDecided, HumanWriteError
+from store.layout import decision_path, request_path
+from widgets.header import HudHeader
+from widgets.request_view import QueueTable, RequestView
+from widgets.safe_text import safe, safe_str
+from widgets.status import status_text
+from widgets.tabs.common import moment
+
+COUNTDOWN_SECONDS = 1.0
+
+
+class ApprovalsScreen(HudScreen):
+    """Every pending request across missions: soonest expiry, then highest risk, first."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="approvals.back"),
+        Binding("h", "toggle_all", "Show all", id="approvals.all"),
+        Binding("m", "mission", "Mission", id="approvals.mission"),
+    ]
+    AUTO_FOCUS = "#approvals-table"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.everything = False
+
+    def compose(self) -> ComposeResult:
+        yield HudHeader()
+        yield Static(id="approvals-title")
+        yield QueueTable()
+        yield Static(id="approvals-empty")
+        yield Footer()
+
+    @property
+    def table(self) -> QueueTable:
+        return self.query_one(QueueTable)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(COUNTDOWN_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        if self.is_current and self.table.keys:
+            self.workspace_changed(set())
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        workspace = self.hud.workspace
+        if touched and not self._concerns(touched):
+            return
+        now = workspace.clock()
+        items = approval_queue(workspace, now, everything=self.everything)
+        table = self.table
+        table.variables = self.app.theme_variables
+        table.show(items, now)
+        pending = sum(1 for i in items if i.status.value == "pending")
+        title = Text(
+            f" {pending} pending" + (f" of {len(items)} requests" if self.everything else ""),
+            style="bold",
+        )
+        title.append("  soonest expiry first, then highest risk · enter: review", style="dim")
+        title.append(" · h: " + ("pending only" if self.everything else "all"), style="dim")
+        if self.hud.read_only:
+            title.append(" · read-only: you can review, not decide", style="dim")
+        self.query_one("#approvals-title", Static).update(title)
+        empty = self.query_one("#approvals-empty", Static)
+        empty.display = not items
+        empty.update(Text("  No pending approval requests.", style="dim"))
+        self.sub_title = f"{pending} pending approvals"
+
+    def _concerns(self, touched: set[str]) -> bool:
+        """Whether a change of these missions can change the queue."""
+        missions = self.hud.workspace.missions
+        if any(
+            (m := missions.get(mission_id)) is not None and m.requests for mission_id in touched
+        ):
+            return True
+        return any(key.partition("/")[0] in touched for key in self.table.keys)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        key = str(event.row_key.value)
+        mission, _, request_id = key.partition("/")
+        self.hud.open_request(mission, request_id)
+
+    def action_toggle_all(self) -> None:
+        self.everything = not self.everything
+        self.workspace_changed(None)
+
+    def action_mission(self) -> None:
+        key = self.table.selected_key
+        if key is not None:
+            self.hud.open_mission(key.partition("/")[0])
+
+
+class RequestScreen(HudScreen):
+    """One request: what it would do, in full, and the decision on it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="request.back"),
+        Binding("y", writes("approve"), "Approve", id="request.approve"),
+        Binding("n", writes("reject"), "Reject", id="request.reject"),
+        Binding("m", "mission", "Mission", id="request.mission"),
+    ]
+    AUTO_FOCUS = "#request-view"
+
+    def __init__(self, mission_id: str, request_id: str) -> None:
+        super().__init__()
+        self.mission_id = mission_id
+        self.request_id = request_id
+        self.review: Review | None = None
+
+    def compose(self) -> ComposeResult:
+        yield HudHeader()
+        yield RequestView()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.sub_title = f"{self.mission_id}/{self.request_id}"
+        self.set_interval(COUNTDOWN_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        review = self.review
+        if self.is_current and review is not None and review.expires_at is not None:
+            self.workspace_changed(set())
+
+    def current_review(self) -> Review | None:
+        """The review of the request as the workspace holds it now (None: it is gone)."""
+        hud = self.hud
+        mission = hud.workspace.missions.get(self.mission_id)
+        if mission is None or self.request_id not in mission.requests:
+            return None
+        return review(mission, self.request_id, hud.workspace.clock(), hud.approvals.seen)
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        if touched and self.mission_id not in touched:
+            return
+        now = self.hud.workspace.clock()
+        if touched is not None and not touched and self.review is not None:
+            expires = self.review.expires_at
+            valid = self.review.decision.valid_until if self.review.decision else None
+            due = [t for t in (expires, valid) if t is not None and t <= now]
+            if not due:
+                self._show(self.review)  # only the countdown moves
+                return
+        current = self.current_review()
+        if current is None:
+            self.notify(f"request {self.mission_id}/{self.request_id} is gone", severity="warning")
+            self.app.pop_screen()
+            return
+        self.review = current
+        self._show(current)
+
+    def _show(self, current: Review) -> None:
+        dark = self.app.current_theme.dark
+        view = self.query_one(RequestView)
+        view.show(current, self.hud.workspace.clock(), self.app.theme_variables, dark=dark)
+
+    # ---- deciding -----------------------------------------------------------------------
+
+    def action_mission(self) -> None:
+        self.hud.open_mission(self.mission_id)
+
+    def action_approve(self) -> None:
+        self._begin("approve")
+
+    def action_reject(self) -> None:
+        self._begin("reject")
+
+    def _begin(self, verdict: Literal["approve", "reject"]) -> None:
+        current = self.current_review()
+        if current is None:
+            return
+        self.review = current
+        problem = refusal(current, verdict, "" if verdict == "approve" else "-")
+        if problem is not None:
+            self.notify(problem, title=f"Not {verdict}d", severity="error", markup=False)
+            return
+        seen = current.digest
+        title = Text("Approve " if verdict == "approve" else "Reject ", style="bold").append_text(
+            _what(current)
+        )
+
+        def reason_given(reason: str | None) -> None:
+            if reason is None:
+                return
+            if verdict == "reject" or current.confirmation == "none":
+                self._decide(verdict, reason, seen)
+            elif current.confirmation == "confirm":
+                question = Text("Approve an external write? ", style="bold")
+                question.append_text(_what(current))
+                self.app.push_screen(
+                    ConfirmDialog(question),
+                    lambda yes: self._decide(verdict, reason, seen) if yes else None,
+                )
+            else:
+                question = Text("Approve an irreversible action: ", style="bold")
+                question.append_text(_what(current))
+                self.app.push_screen(
+                    TypeToolDialog(question, current.tool),
+                    lambda yes: self._decide(verdict, reason, seen) if yes else None,
+                )
+
+        self.app.push_screen(ReasonDialog(title, required=verdict == "reject"), reason_given)
+
+    def _decide(self, verdict: Literal["approve", "reject"], reason: str, seen: str | None) -> None:
+        """Check again against the file as it is now, then write the decision once."""
+        hud = self.hud
+        writer = hud.writer
+        if writer is None:
+            self.notify("read-only: nothing can be decided here", severity="error")
+            return
+        hud.wrote([request_path(self.mission_id, self.request_id)])
+        current = self.current_review()
+        if current is None:
+            return
+        self.review = current
+        problem = refusal(current, verdict, reason, seen_digest=seen)
+        if problem is not None or current.raw is None:
+            self.notify(problem or "", title=f"Not {verdict}d", severity="error", markup=False)
+            self._show(current)
+            return
+        relpath = decision_path(self.mission_id, self.request_id)
+        try:
+            decision = writer.decide(
+                self.mission_id,
+                self.request_id,
+                current.raw,
+                verdict,
+                reason,
+                current.valid_until(writer.clock()) if verdict == "approve" else None,
+            )
+        except AlreadyDecided as exc:
+            hud.wrote([relpath])
+            theirs = exc.decision
+            if theirs is None:
+                message = "already decided; the existing decision does not load"
+            else:
+                message = (
+                    f"already decided by {safe_str(theirs.decided_by)} at "
+                    f"{moment(theirs.decided_at)}: {theirs.decision}"
+                    + (f" ({safe_str(theirs.reason)})" if theirs.reason else "")
+                )
+            self.notify(message, title="Someone decided first", severity="error", markup=False)
+            self.workspace_changed(None)
+            return
+        except (HumanWriteError, OSError) as exc:
+            self.notify(safe_str(str(exc)), title="Not saved", severity="error", markup=False)
+            return
+        hud.wrote([relpath])
+        done = "approved" if verdict == "approve" else "rejected"
+        until = f", valid until {moment(decision.valid_until)}" if decision.valid_until else ""
+        self.notify(
+            f"{done} {self.mission_id}/{self.request_id}{until}", title="Decided", markup=False
+        )
+        self.workspace_changed(None)
+
+
+def _what(current: Review) -> Text:
+    """`deploy (↗ external write) on beta/r1`."""
+    text = safe(current.tool or "(no tool)")
+    text.append(" (")
+    text.append_text(status_text(current.risk))
+    text.append(f") on {current.mission}/{current.request_id}")
+    return text

@@ -1,0 +1,217 @@
+"""Revisions of a mission's intent and constraints, who made each and when, and diffs.
+
+Read-only, so it stays available in read-only mode. The cursor row is diffed against
+the previous revision of the same document ("how did this revision change it?");
+mark two rows with space to diff those two instead.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+from textual.widgets.data_table import CellDoesNotExist
+
+from hud.screens.base import HudScreen
+from store.revisions import DOCUMENTS, Revision, diff_lines, revisions
+from widgets.diff_view import diff_text
+from widgets.header import HudHeader
+from widgets.safe_text import safe
+from widgets.tabs.common import moment
+
+COLUMNS = (("mark", "", 1), ("doc", "document", 11), ("rev", "rev", 4), ("who", "who", 22))
+
+
+class HistoryScreen(HudScreen):
+    """Every revision of intent.toml and constraints.toml, and a diff between two."""
+
+    DEFAULT_CSS = """
+    HistoryScreen #history-title { height: 1; padding: 0 1; text-style: bold; }
+    HistoryScreen #revisions { height: auto; max-height: 9; }
+    HistoryScreen #diff-title { height: 1; padding: 0 1; background: $panel; }
+    HistoryScreen #diff { height: 1fr; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="history.back"),
+        Binding("space", "mark", "Mark to diff", id="history.mark"),
+        Binding("u", "unmark", "Unmark all", show=False, id="history.unmark"),
+        Binding("j", "cursor_down", "Down", show=False, id="history.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="history.up"),
+    ]
+    AUTO_FOCUS = "#revisions"
+
+    def __init__(self, mission_id: str) -> None:
+        super().__init__()
+        self.mission_id = mission_id
+        self.revisions: dict[str, Revision] = {}
+        self.marked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield HudHeader()
+        yield Static("", id="history-title")
+        table: DataTable[Text] = DataTable(id="revisions", cursor_type="row", zebra_stripes=False)
+        yield table
+        yield Static("", id="diff-title")
+        with VerticalScroll(id="diff"):
+            yield Static("", id="diff-text")
+        yield Footer()
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#revisions", DataTable)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table = self.table
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        table.add_column("when", key="when")
+        self.sub_title = f"{self.mission_id} history"
+        self.load()
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        if touched is None or self.mission_id in touched:
+            self.load()
+
+    # ---- data ----------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """(Re)read the revisions; rows are keyed by path, the cursor stays on its row."""
+        found = revisions(self.hud.workspace.root, self.mission_id)
+        listed = {
+            r.relpath: r for kind in DOCUMENTS for r in reversed(found) if r.kind is kind
+        }  # intent then constraints, newest first
+        if listed == self.revisions:
+            return
+        table = self.table
+        cursor = self._cursor_key()
+        self.revisions = listed
+        self.marked = [m for m in self.marked if m in listed]
+        table.clear()
+        for relpath, revision in listed.items():
+            table.add_row(*self._cells(revision), key=relpath)
+        if cursor in listed:
+            table.move_cursor(row=table.get_row_index(cursor))
+        title = Text(f"History of {self.mission_id}: ", style="bold")
+        title.append(f"{len(listed)} revisions", style="")
+        self.query_one("#history-title", Static).update(title)
+        self.show_diff()
+
+    def _cells(self, revision: Revision) -> tuple[Text, ...]:
+        mark = Text("●" if revision.relpath in self.marked else " ", style="bold")
+        document = Text(revision.kind.value)
+        number = Text(f"r{revision.number}", style="bold" if revision.current else "")
+        if revision.problem is not None:
+            who = Text("⚠ unreadable", style="bold")
+        elif revision.by:
+            who = Text(f"{revision.action} by ")
+            who.append_text(safe(revision.by))
+        else:
+            who = Text("unknown", style="dim")
+        when = Text(moment(revision.at))
+        if revision.current:
+            when.append("  current", style="bold")
+        return mark, document, number, who, when
+
+    def _cursor_key(self) -> str | None:
+        table = self.table
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except CellDoesNotExist:
+            return None
+        return str(key) if key is not None else None
+
+    # ---- diff ----------------------------------------------------------------------------
+
+    def pair(self) -> tuple[Revision | None, Revision | None]:
+        """(old, new) to diff: the two marked rows, else the cursor row and its predecessor."""
+        if len(self.marked) == 2:
+            one, two = sorted((self.revisions[m] for m in self.marked), key=_order)
+            return one, two
+        key = self._cursor_key()
+        if key is None:
+            return None, None
+        new = self.revisions[key]
+        older = [
+            r
+            for r in self.revisions.values()
+            if r.kind is new.kind and r.relpath != new.relpath and _order(r) < _order(new)
+        ]
+        return (max(older, key=_order) if older else None), new
+
+    def show_diff(self) -> None:
+        old, new = self.pair()
+        title = self.query_one("#diff-title", Static)
+        body = self.query_one("#diff-text", Static)
+        if new is None:
+            title.update(Text("no revisions of intent or constraints", style="dim"))
+            body.update("")
+            return
+        variables = self.app.theme_variables
+        if new.problem is not None:
+            title.update(safe(f"{new.name}: {new.problem.message}"))
+            body.update(safe(new.problem.hint))
+            return
+        if old is None:
+            head = Text(f"{new.name}: first revision", style="bold")
+            head.append(f", {new.action or 'written'}", style="")
+            if new.by:
+                head.append(" by ")
+                head.append_text(safe(new.by))
+            title.update(head)
+            body.update(safe(new.text or "", multiline=True))
+            return
+        head = Text(f"{old.name} → {new.name}", style="bold")
+        if len(self.marked) != 2:
+            head.append("   (space marks two rows to compare)", style="dim")
+        title.update(head)
+        body.update(diff_text(diff_lines(old, new), variables, empty="identical texts"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if len(self.marked) != 2:
+            self.show_diff()
+
+    # ---- actions -------------------------------------------------------------------------
+
+    def action_mark(self) -> None:
+        key = self._cursor_key()
+        if key is None:
+            return
+        if key in self.marked:
+            self.marked.remove(key)
+        else:
+            self.marked.append(key)
+            del self.marked[:-2]
+        self._refresh_marks()
+
+    def action_unmark(self) -> None:
+        self.marked.clear()
+        self._refresh_marks()
+
+    def _refresh_marks(self) -> None:
+        table = self.table
+        for relpath in self.revisions:
+            mark = Text("●" if relpath in self.marked else " ", style="bold")
+            table.update_cell(relpath, "mark", mark)
+        self.show_diff()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_mark()
+
+    def action_cursor_down(self) -> None:
+        self.table.action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.table.action_cursor_up()
+
+
+def _order(revision: Revision) -> tuple[int, int]:
+    """Older first: by revision number, the current file last among equals."""
+    return revision.number, 1 if revision.current else 0

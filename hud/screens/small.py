@@ -1,0 +1,300 @@
+"""A SMALL workspace as one mission: intent & constraints, plan, progress, handoff, checks.
+
+The overview row `small:<dir>` opens this screen. Plan, progress, handoff and
+workspace.small.yml are the agent's: shown, never written. Intent and constraints
+are human-owned: `e` / `E` edit them through the same flow as native records ($EDITOR
+or the in-app editor, validation with line numbers, conflicts shown), saved by
+`HumanWriter.replace_small`. The HUD writes no progress entry; `c` copies the
+`small accept` commands that record one (docs/small.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+from hud.screens.base import HudScreen, writes
+from store.human import Conflict, HumanWriteError, Invalid
+from store.small.layout import FILES
+from store.small.workspace import SmallWorkspace
+from widgets.header import HudHeader
+from widgets.small import (
+    PlanTable,
+    Timeline,
+    checks_text,
+    entry_detail,
+    handoff_text,
+    intent_text,
+    resume_line,
+    task_detail,
+)
+from widgets.tabs.common import DocumentScroll
+
+TABS = (
+    ("intent", "Intent"),
+    ("plan", "Plan"),
+    ("progress", "Progress"),
+    ("handoff", "Handoff"),
+    ("checks", "Checks"),
+)
+
+
+def accept_commands(
+    workspace: SmallWorkspace, kinds: tuple[str, ...] = ("intent", "constraints")
+) -> list[str]:
+    """The commands that record an edit the way SMALL's accept flow does (a progress entry)."""
+    base = workspace.folder.parent if not workspace.prefix else workspace.root
+    folder = shlex.quote(str(base))
+    small = workspace.prefix.rstrip("/") or "."
+    commands = []
+    for kind in kinds:
+        draft = f"{small}/drafts/{FILES[kind]}"
+        commands.append(
+            f"cd {folder} && small draft {kind} --from {small}/{FILES[kind]} "
+            f"&& small accept {kind} && rm {draft} && rmdir {small}/drafts"
+        )
+    return commands
+
+
+class SmallScreen(HudScreen):
+    """Tabs over the SMALL workspace of the state directory."""
+
+    DEFAULT_CSS = """
+    SmallScreen #small-resume { height: 1; padding: 0 1; background: $boost; }
+    SmallScreen TabbedContent { height: 1fr; }
+    SmallScreen TabbedContent > ContentSwitcher { height: 1fr; }
+    SmallScreen TabPane { height: 1fr; padding: 0; }
+    SmallScreen TabPane > Vertical, SmallScreen TabPane > DocumentScroll { height: 1fr; }
+    SmallScreen #plan-detail, SmallScreen #entry-detail {
+        height: 9; border-top: solid $panel-lighten-2; padding: 0 1; overflow-y: auto;
+    }
+    SmallScreen DocumentScroll Static { padding: 0 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="small.back"),
+        Binding("e", writes("edit_intent"), "Edit intent", id="small.edit_intent"),
+        Binding("E", writes("edit_constraints"), "Edit constraints", id="small.edit_constraints"),
+        Binding("c", "copy_accept", "Copy accept cmd", show=False, id="small.copy_accept"),
+        *[
+            Binding(str(i), f"tab('{tab}')", title, show=False, id=f"small.{tab}")
+            for i, (tab, title) in enumerate(TABS, start=1)
+        ],
+        Binding("right_square_bracket", "step_tab(1)", "Next tab", show=False, id="small.next"),
+        Binding("left_square_bracket", "step_tab(-1)", "Prev tab", show=False, id="small.prev"),
+    ]
+
+    def __init__(self, mission_id: str) -> None:
+        super().__init__()
+        self.mission_id = mission_id
+
+    @property
+    def small(self) -> SmallWorkspace:
+        return self.hud.workspace.small
+
+    def compose(self) -> ComposeResult:
+        yield HudHeader()
+        yield Static(id="small-resume")
+        with TabbedContent(id="tabs"):
+            with TabPane("1 Intent", id="intent"), DocumentScroll():
+                yield Static(id="intent-text")
+            with TabPane("2 Plan", id="plan"), Vertical():
+                yield PlanTable(id="plan-table")
+                yield Static(id="plan-detail")
+            with TabPane("3 Progress", id="progress"), Vertical():
+                yield Timeline(id="timeline")
+                yield Static(id="entry-detail")
+            with TabPane("4 Handoff", id="handoff"), DocumentScroll():
+                yield Static(id="handoff-text")
+            with TabPane("5 Checks", id="checks"), DocumentScroll():
+                yield Static(id="checks-text")
+        yield Footer()
+
+    # ---- refresh ---------------------------------------------------------------------
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        if touched is not None and self.mission_id not in touched:
+            return
+        self.sub_title = self.mission_id
+        if not self.small.present:
+            self.notify(f"{self.mission_id} is gone (no .small/ folder)", severity="warning")
+            self.app.pop_screen()
+            return
+        small = self.small
+        self.query_one("#small-resume", Static).update(
+            resume_line(
+                small.current_task_id,
+                small.task(small.current_task_id),
+                small.verdicts(),
+                self.app.theme_variables,
+            )
+        )
+        active = self.query_one(TabbedContent).active
+        getattr(self, f"_show_{active}", lambda: None)()
+
+    def _show_intent(self) -> None:
+        small = self.small
+        text = intent_text(
+            small.data("intent"),
+            small.data("constraints"),
+            intent_path=small.files["intent"].relpath,
+            constraints_path=small.files["constraints"].relpath,
+            editable=self.hud.writer is not None,
+            accept=accept_commands(small),
+            variables=self.app.theme_variables,
+        )
+        self.query_one("#intent-text", Static).update(text)
+
+    def _show_plan(self) -> None:
+        table = self.query_one(PlanTable)
+        table.show(self.small.tasks, self.app.theme_variables)
+        self._plan_detail()
+
+    def _plan_detail(self) -> None:
+        table = self.query_one(PlanTable)
+        detail = task_detail(table.selected, self.small.entries, self.app.theme_variables)
+        self.query_one("#plan-detail", Static).update(detail)
+
+    def _show_progress(self) -> None:
+        timeline = self.query_one(Timeline)
+        timeline.show(self.small.entries, self.small.generation, self.app.theme_variables)
+        self._entry_detail()
+
+    def _entry_detail(self) -> None:
+        timeline = self.query_one(Timeline)
+        self.query_one("#entry-detail", Static).update(
+            entry_detail(timeline.selected, self.app.theme_variables)
+        )
+
+    def _show_handoff(self) -> None:
+        small = self.small
+        text = handoff_text(
+            small.data("handoff"),
+            relpath=small.files["handoff"].relpath,
+            current=small.task(small.current_task_id),
+            variables=self.app.theme_variables,
+        )
+        self.query_one("#handoff-text", Static).update(text)
+
+    def _show_checks(self) -> None:
+        small = self.small
+        self.query_one("#checks-text", Static).update(
+            checks_text(small.verdicts(), small.problems(), self.app.theme_variables)
+        )
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.workspace_changed({self.mission_id})
+        self._focus_active()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.call_after_refresh(self._focus_active)
+
+    def _focus_active(self) -> None:
+        """Keys go to the active tab's table or document (j/k, arrows, g/G)."""
+        pane = self.query_one(TabbedContent).active_pane
+        if pane is None:
+            return
+        for target in pane.query("PlanTable, Timeline, DocumentScroll"):
+            target.focus()
+            return
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if isinstance(event.data_table, PlanTable):
+            self._plan_detail()
+        elif isinstance(event.data_table, Timeline):
+            self._entry_detail()
+
+    # ---- actions ---------------------------------------------------------------------
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_step_tab(self, step: int) -> None:
+        ids = [tab for tab, _ in TABS]
+        active = self.query_one(TabbedContent).active
+        self.action_tab(ids[(ids.index(active) + step) % len(ids)])
+
+    def action_copy_accept(self) -> None:
+        commands = "\n".join(accept_commands(self.small))
+        self.app.copy_to_clipboard(commands)
+        self.notify("copied the `small accept` commands (OSC 52 clipboard)", markup=False)
+
+    def action_edit_intent(self) -> None:
+        self._edit("intent")
+
+    def action_edit_constraints(self) -> None:
+        self._edit("constraints")
+
+    def _edit(self, kind: str) -> None:
+        if self.hud.writer is None:
+            return
+        self.run_worker(edit_small(self, kind), exclusive=True, group="small-edit")
+
+
+async def edit_small(screen: SmallScreen, kind: str) -> bool:
+    """Edit intent.small.yml or constraints.small.yml until saved, unchanged or given up."""
+    from hud.editing import EDIT_CHOICES, _TextSource
+    from hud.screens.edit import ConflictScreen
+
+    app = screen.hud
+    writer = app.writer
+    small = screen.small
+    file = small.files[kind]
+    if writer is None:
+        return False
+    path = app.workspace.root / file.relpath
+    try:
+        base = path.read_bytes()
+    except OSError as exc:
+        app.notify(f"cannot edit {file.relpath}: {exc}", severity="error", markup=False)
+        return False
+    base_sha = hashlib.sha256(base).hexdigest()
+    original = text = base.decode("utf-8", errors="replace")
+    source = _TextSource(app, file.relpath, f"{kind}.small.yml")
+    error: Invalid | None = None
+    while True:
+        edited = await source.edit(text, error)
+        if edited is None:
+            app.notify(f"{file.relpath}: edit abandoned; nothing written", markup=False)
+            return False
+        if edited == original:
+            app.notify(f"{file.relpath}: unchanged; nothing written", markup=False)
+            return False
+        text, error = edited, None
+        try:
+            saved = writer.replace_small(file.relpath, edited, base_sha)
+        except Invalid as exc:
+            error = exc
+            continue
+        except Conflict as exc:
+            if exc.theirs_sha256 is None:
+                app.notify(str(exc), severity="error", markup=False)
+                return False
+            choice = await app.push_screen_wait(ConflictScreen(exc, EDIT_CHOICES))
+            if choice is None:
+                app.notify(f"{file.relpath}: your edit was dropped; theirs stays", markup=False)
+                return False
+            original = exc.theirs
+            base_sha = exc.theirs_sha256
+            text = exc.theirs if choice == "theirs" else exc.yours
+            continue
+        except HumanWriteError as exc:
+            app.notify(str(exc), severity="error", markup=False)
+            return False
+        app.wrote([saved.relpath])
+        command = accept_commands(small, (kind,))[0]
+        app.notify(
+            f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "
+            f"`small accept` does, run (c copies it):\n{command}",
+            markup=False,
+            timeout=12,
+        )
+        return True

@@ -1,0 +1,1 @@
+"""SMALL Protocol v1.0.0 workspaces (`.small/`): load, validate, show, and edit what humans own."""

@@ -1,0 +1,253 @@
+"""Pilot tests of the mission screen's six tabs over a state directory an agent wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widget import Widget
+from textual.widgets import TabbedContent
+
+from hud.app import HudApp
+from hud.screens.mission import MissionScreen
+from store.agent import AgentWriter
+from tests.factory import T0, Mission, toml_text
+from tests.hud.conftest import until
+from widgets.mission_table import MissionTable
+from widgets.tabs.execution import ExecutionView
+
+HOSTILE = "\x1b]52;c;ZXZpbA==\x07 [link=x]y[/]"
+OSC52_SHOWN = "␛]52;c;ZXZpbA==␇"
+
+CONSTRAINTS = """
+[[rule]]
+id = "no-prod"
+rule = "Never write to prod without approval"
+severity = "error"
+
+[budget]
+usd = 10.0
+tokens = 100000
+steps = 20
+deadline = 2025-01-01T18:00:00Z
+
+[approval]
+auto = ["read_only"]
+valid_for_seconds = 3600
+
+[tools]
+allow = ["psql"]
+deny = ["rm"]
+"""
+
+
+def build(root: Path) -> AgentWriter:
+    """Mission `alpha`: intent, constraints, plan v1 and v2, events, evidence, handoff."""
+    human = Mission(root, "alpha")
+    human.intent(
+        "Migrate the database",
+        non_goals=["No schema redesign"],
+        open_decisions=["Which window?"],
+        created_by="alice",
+    )
+    (human.dir / "constraints.toml").write_text(toml_text({"schema": 1}) + CONSTRAINTS)
+    moments = iter(T0 + timedelta(seconds=n) for n in range(10_000))
+    agent = AgentWriter(root, "alpha", "agent-1", clock=lambda: next(moments))
+    agent.write_plan(
+        [
+            {"id": "s1", "title": "Dump schema"},
+            {"id": "s2", "title": "Copy rows", "risk": "reversible_write"},
+        ]
+    )
+    agent.write_plan(
+        [
+            {"id": "s1", "title": "Dump schema"},
+            {"id": "s2", "title": "Copy rows in batches", "risk": "external_write"},
+            {"id": "s3", "title": "Switch traffic", "risk": "irreversible"},
+        ],
+        reason="copy in batches; add the cutover",
+    )
+    agent.step("s1", "running", 2, HOSTILE)
+    agent.attempt("s1", 1, "started", "pg_dump", {"db": "main"})
+    agent.attempt("s1", 1, "finished", "pg_dump", outcome="ok")
+    agent.evidence(
+        "s1", "dump written", "pg_dump", "schema captured", artifact=b"dump", artifact_name="d.sql"
+    )
+    agent.step("s1", "succeeded", 2)
+    agent.usage(2.5, 25_000, 3)
+    agent.step("s2", "outcome_unknown", 2, "connection dropped")
+    agent.write_handoff(
+        "Copied half the rows.",
+        plan_version=2,
+        current_step="s2",
+        verified=["ev-1"],
+        blockers=["db unreachable"],
+        next_steps=["check the copy"],
+    )
+    return agent
+
+
+def screen_text(app: HudApp) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def active_tab(app: HudApp) -> str:
+    return app.screen.query_one(TabbedContent).active
+
+
+async def open_alpha(pilot: Any, app: HudApp) -> None:
+    await until(pilot, lambda: app.screen.query(MissionTable) and app.summaries.get("alpha"))
+    await until(pilot, lambda: app.screen.query_one(MissionTable).row_count == 1)
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+
+
+async def show_tab(pilot: Any, app: HudApp, key: str, expected: str) -> str:
+    await pilot.press(key)
+    await until(pilot, lambda: expected in screen_text(app))
+    return screen_text(app)
+
+
+ORIGINAL_REFRESH = Widget.refresh
+
+
+def recording(seen: list[Widget]) -> Callable[..., Any]:
+    """Widget.refresh, noting which widget asked to be redrawn."""
+
+    def refresh(self: Widget, *args: Any, **kwargs: Any) -> Any:
+        seen.append(self)
+        return ORIGINAL_REFRESH(self, *args, **kwargs)
+
+    return refresh
+
+
+@pytest.fixture
+def agent_dir(tmp_path: Path) -> Iterator[tuple[Path, AgentWriter]]:
+    root = tmp_path / "state"
+    root.mkdir()
+    yield root, build(root)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_every_tab_shows_its_content(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp], size: tuple[int, int]
+) -> None:
+    root, _ = agent_dir
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await open_alpha(pilot, app)
+        shown = await show_tab(pilot, app, "1", "Migrate the database")
+        assert active_tab(app) == "intent"
+        assert "Which window?" in shown and "Non-goals" in shown
+        if size[0] >= 120:  # beside the intent when wide
+            assert "no-prod" in shown and "◇ read only" in shown
+
+        shown = await show_tab(pilot, app, "2", "v2 (latest) · 3 steps")
+        assert "copy in batches" in shown
+        assert "✓ succeeded" in shown and "! outcome unk" in shown
+        shown = await show_tab(pilot, app, "d", "Diff v1 → v2")
+        assert "+ s3" in shown and "↗ external write" in shown
+
+        shown = await show_tab(pilot, app, "3", "▼ following")
+        assert "outcome unknown needs a human" in shown
+        assert OSC52_SHOWN in shown or "␛]52" in shown  # the step's reason, cut to the column
+        assert "\x1b" not in shown and "\x07" not in shown
+
+        shown = await show_tab(pilot, app, "4", "✓ chain intact")
+        assert "schema captured" in shown
+        assert "✓ ok" in shown or "✓ sha256 ok" in shown
+
+        shown = await show_tab(pilot, app, "5", "Budget")
+        assert "$2.50 of $10.00" in shown and "25,000 of 100,000" in shown
+
+        shown = await show_tab(pilot, app, "6", "Copied half the rows.")
+        assert "db unreachable" in shown and "✓ pass ev-1" in shown
+        assert "! outcome unknown" in shown
+
+        for line in screen_text(app).splitlines():
+            assert len(line) <= size[0]
+
+
+async def test_execution_shows_appended_event_live(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
+) -> None:
+    root, agent = agent_dir
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        await show_tab(pilot, app, "3", "▼ following")
+        view = app.screen.query_one(ExecutionView)
+        rows = view.table.row_count
+        agent.clock = lambda: T0 + timedelta(hours=1)
+        agent.error("disk full on the replica", "s2")
+        await until(pilot, lambda: "disk full on the replica" in screen_text(app), timeout=3.0)
+        assert view.table.row_count == rows + 1
+        assert view.table.cursor_row == rows  # follow mode sticks to the bottom
+        await pilot.press("t")  # filter by type: step first
+        await until(pilot, lambda: view.type_filter == "step")
+        assert "disk full" not in screen_text(app)
+
+
+async def test_tab_keys_cycle_and_switch(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
+) -> None:
+    root, _ = agent_dir
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        for key, tab in zip(
+            "654321",
+            reversed(["intent", "plan", "execution", "evidence", "budget", "handoff"]),
+            strict=True,
+        ):
+            await pilot.press(key)
+            assert active_tab(app) == tab
+        await pilot.press("right_square_bracket")
+        assert active_tab(app) == "plan"
+        # a tab's keys work as soon as it shows: its widget has the focus
+        await pilot.press("v")
+        await until(pilot, lambda: "v1 (older version)" in screen_text(app))
+
+
+async def test_idle_hud_redraws_nothing(
+    agent_dir: tuple[Path, AgentWriter],
+    make_app: Callable[..., HudApp],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root, _ = agent_dir
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, MissionScreen)
+        tabs = screen.query_one(TabbedContent)
+        for key, expected in zip(
+            "123456", ["Migrate", "v2", "following", "chain", "Budget", "Copied"], strict=True
+        ):
+            await show_tab(pilot, app, key, expected)
+            await pilot.pause(0.1)
+            pane = tabs.get_pane(active_tab(app))
+            inside = {pane, *pane.walk_children()}
+            redrawn: list[Widget] = []
+            monkeypatch.setattr(Widget, "refresh", recording(redrawn))
+            for _ in range(3):
+                screen.workspace_changed(None)  # what the 15 s tick does
+            await pilot.pause()
+            monkeypatch.setattr(Widget, "refresh", ORIGINAL_REFRESH)
+            assert [w for w in redrawn if w in inside] == [], key
+
+
+def test_tabs_are_the_six_in_order() -> None:
+    from hud.screens.mission_views import TABS
+
+    assert [(t.id, t.title) for t in TABS] == [
+        ("intent", "Intent"),
+        ("plan", "Plan"),
+        ("execution", "Execution"),
+        ("evidence", "Evidence"),
+        ("budget", "Budget"),
+        ("handoff", "Handoff"),
+    ]

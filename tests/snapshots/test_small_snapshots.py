@@ -1,0 +1,92 @@
+"""Snapshots of a SMALL workspace and a loopexec run at 80x24, deterministic.
+
+The fixtures are copied to fixed paths (the header shows the directory), the clock is
+fixed and the watcher is off.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from hud.app import HudApp
+from tests.hud.conftest import until
+from tests.small_support import (
+    LIVE,
+    LOOPEXEC_FIXTURES,
+    LOOPEXEC_NOW,
+    SMALL_NOW,
+    SPEC,
+    small_fixture,
+)
+
+SIZE = (80, 24)
+BASE = Path("/tmp/hud-snapshots")
+
+
+@pytest.fixture(autouse=True)
+def _deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+    monkeypatch.setenv("TZ", "UTC")
+
+
+def fixed_copy(source: Path, name: str) -> Path:
+    target = BASE / name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+def app_on(root: Path, now: datetime) -> HudApp:
+    return HudApp(root, clock=lambda: now, live=False)
+
+
+def opening(
+    app: HudApp, *keys: str, mission: str | None = None
+) -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: bool(app.summaries))
+        if keys:
+            app.open_mission(mission or sorted(app.summaries)[0])
+            await pilot.pause()
+            await pilot.press(*keys)
+        await pilot.pause(0.3)
+
+    return run_before
+
+
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [
+        ("overview", ()),
+        ("intent", ("1",)),
+        ("plan", ("2", "down", "down")),
+        ("progress", ("3",)),
+        ("handoff", ("4",)),
+    ],
+)
+def test_small_live(snap_compare: Callable[..., bool], name: str, keys: tuple[str, ...]) -> None:
+    root = fixed_copy(small_fixture(LIVE), LIVE)
+    app = app_on(root, SMALL_NOW)
+    assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, *keys))
+
+
+def test_small_spec_checks(snap_compare: Callable[..., bool]) -> None:
+    root = fixed_copy(small_fixture(SPEC), SPEC)
+    app = app_on(root, SMALL_NOW)
+    assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, "5"))
+
+
+def test_loopexec_run(snap_compare: Callable[..., bool]) -> None:
+    root = fixed_copy(LOOPEXEC_FIXTURES / "runs", "loopexec-runs")
+    app = app_on(root, LOOPEXEC_NOW)
+    run_before = opening(app, "up", mission="loopexec:r-stuck")
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

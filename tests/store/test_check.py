@@ -1,0 +1,176 @@
+"""check(root) and `hud check DIR [--json]`: grouping, exit codes 0/1/2, the JSON shape."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import store.check
+from hud.cli import main
+from store.check import check
+from tests.factory import mission, resume
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["check", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_valid_workspace(state_dir: Path) -> None:
+    report = check(state_dir)
+    assert (report.errors, report.warnings) == (0, 0)
+    assert sorted(report.missions) == ["alpha", "beta", "gamma"]
+    assert report.missions["beta"].status.value == "needs_you"
+    assert report.missions["gamma"].title == "Write the docs"
+    assert report.root == str(state_dir.resolve())
+
+
+def test_problems_are_grouped_by_mission(state_dir: Path) -> None:
+    resume(state_dir, "alpha").step("s7", "running")
+    (state_dir / "missions/gamma/handoff.json").write_text("{")
+    (state_dir / "stray.txt").write_text("x")
+    report = check(state_dir)
+    assert [p.code for p in report.missions["alpha"].problems] == ["unknown-step"]
+    assert [p.code for p in report.missions["gamma"].problems] == ["bad-json"]
+    assert report.missions["beta"].problems == []
+    assert [(p.path, p.code) for p in report.workspace_problems] == [("stray.txt", "unknown-file")]
+    assert (report.errors, report.warnings) == (2, 1)
+
+
+def test_unknown_file_inside_a_mission_is_reported(state_dir: Path) -> None:
+    """Regression: unknown files under missions/<id>/ were dropped by check()."""
+    (state_dir / "missions/alpha/notes.txt").write_text("x")
+    (state_dir / "missions/alpha/plan/draft.json").write_text("{}")
+    report = check(state_dir)
+    found = {(p.path, p.code) for p in report.missions["alpha"].problems}
+    assert found == {
+        ("missions/alpha/notes.txt", "unknown-file"),
+        ("missions/alpha/plan/draft.json", "unknown-file"),
+    }
+    assert report.warnings == 2 and report.errors == 0
+
+
+def test_artifacts_are_verified(tmp_path: Path) -> None:
+    m = mission(tmp_path, "m")
+    good = m.artifact("report.txt", b"all green")
+    bad = m.artifact("log.txt", b"original")
+    m.evidence("s1", artifact=good)
+    m.evidence("s1", artifact=bad)
+    m.evidence("s2", artifact={"path": "gone.txt", "sha256": "0" * 64, "bytes": 1})
+    (m.dir / "artifacts/log.txt").write_bytes(b"tampered")
+    found = {(p.code, p.line) for p in check(tmp_path).missions["m"].problems}
+    assert found == {("artifact-mismatch", 2), ("missing-artifact", 3)}
+
+
+def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    resume(state_dir, "alpha").step("nope", "running")
+    (state_dir / "missions/beta/junk").write_text("x")
+    serial = check(state_dir, jobs=1).to_json()
+    monkeypatch.setattr(store.check, "PARALLEL_BYTES", 0)
+    pools: list[int] = []
+
+    class Pool(ProcessPoolExecutor):
+        def __init__(self, workers: int) -> None:
+            pools.append(workers)
+            super().__init__(workers)
+
+    monkeypatch.setattr(store.check, "ProcessPoolExecutor", Pool)
+    progress: list[tuple[int, int]] = []
+    parallel = check(state_dir, progress=lambda done, total: progress.append((done, total)), jobs=2)
+    assert pools == [2]
+    assert parallel.to_json() == serial
+    assert progress and progress[-1][0] == progress[-1][1]
+
+
+def test_cli_valid_exits_0(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, str(state_dir))
+    assert code == 0
+    assert "alpha  stale  Migrate the database" in out  # the real clock: 2025 is long ago
+    assert out.rstrip().endswith("3 missions, 0 errors, 0 warnings: valid")
+
+
+def test_cli_errors_exit_1_with_path_line_and_hint(
+    state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = state_dir / "missions/alpha/events.jsonl"
+    lines = log.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b"running", b"verifying")
+    log.write_bytes(b"\n".join(lines))
+    code, out, _ = run(capsys, str(state_dir))
+    assert code == 1
+    assert "error  missions/alpha/events.jsonl:2  hash chain broken at seq 2" in out
+    assert "fix: a line before this one was edited or removed" in out
+    assert out.rstrip().endswith("invalid")
+
+
+def test_cli_warnings_only_exit_0(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unterminated last line is a warning: an agent may be mid-write."""
+    with open(state_dir / "missions/alpha/events.jsonl", "ab") as handle:
+        handle.write(b'{"seq":3,')
+    code, out, _ = run(capsys, str(state_dir))
+    assert code == 0
+    assert "warn   missions/alpha/events.jsonl:3  last line has no newline yet" in out
+    assert "0 errors, 1 warnings: valid" in out
+
+
+def test_cli_no_such_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, str(tmp_path / "nope"))
+    assert code == 2
+    assert out == "" and "no such directory" in err
+
+
+def test_cli_a_file_is_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    assert run(capsys, str(tmp_path / "file"))[0] == 2
+
+
+def test_cli_json(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (state_dir / "missions/beta/constraints.toml").write_text("schema = 1\n[budget\n")
+    (state_dir / "stray.txt").write_text("x")
+    code, out, _ = run(capsys, str(state_dir), "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert set(report) == {"root", "valid", "errors", "warnings", "problems", "missions"}
+    assert (report["valid"], report["errors"], report["warnings"]) == (False, 1, 1)
+    assert report["problems"] == [
+        {
+            "path": "stray.txt",
+            "line": None,
+            "code": "unknown-file",
+            "message": "file is not part of the layout",
+            "hint": report["problems"][0]["hint"],
+            "severity": "warn",
+        }
+    ]
+    assert list(report["missions"]) == ["alpha", "beta", "gamma"]
+    beta = report["missions"]["beta"]
+    assert set(beta) >= {"status", "title", "problems"}
+    assert beta["status"] == "needs_you"
+    assert [(p["path"], p["line"], p["code"]) for p in beta["problems"]] == [
+        ("missions/beta/constraints.toml", 2, "bad-toml")
+    ]
+
+
+def test_cli_json_of_a_valid_workspace(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, str(state_dir), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["valid"] is True and report["errors"] == 0
+    assert {m: v["status"] for m, v in report["missions"].items()} == {
+        "alpha": "stale",  # `hud check` uses the real clock: the fixture is from 2025
+        "beta": "needs_you",
+        "gamma": "done",
+    }
+
+
+def test_cli_output_makes_agent_text_visible(
+    state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A title with an escape sequence is printed visibly, never as raw control bytes."""
+    resume(state_dir, "alpha").intent("evil \x1b[2J title")
+    code, out, _ = run(capsys, str(state_dir))
+    assert code == 0
+    assert "\x1b" not in out

@@ -1,0 +1,171 @@
+"""load_document and the small loaders behind it, on valid and slightly-off input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store.load import decode_utf8, load_document, parse_json, parse_toml, read_bytes
+from store.problems import Problem
+from store.records import (
+    ApprovalRequest,
+    Constraints,
+    Decision,
+    Handoff,
+    Intent,
+    Plan,
+    Settings,
+    request_digest,
+)
+from tests.factory import mission
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    """One mission with every kind of document."""
+    m = mission(tmp_path, "m")
+    m.plan(2, steps=["s1", "s2", "s3"])
+    m.request("r1")
+    m.decision("r1")
+    m.handoff(plan_version=2, current_step="s3", verified=["e1"])
+    (tmp_path / "hud.toml").write_text('schema = 1\nstale_after_seconds = 30\ntheme = "light"\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("relpath", "model"),
+    [
+        ("hud.toml", Settings),
+        ("missions/m/intent.toml", Intent),
+        ("missions/m/constraints.toml", Constraints),
+        ("missions/m/plan/v1.json", Plan),
+        ("missions/m/plan/v2.json", Plan),
+        ("missions/m/approvals/r1.json", ApprovalRequest),
+        ("missions/m/approvals/r1.toml", Decision),
+        ("missions/m/handoff.json", Handoff),
+    ],
+)
+def test_valid_documents_load_cleanly(built: Path, relpath: str, model: type[Any]) -> None:
+    loaded = load_document(built, relpath, model)
+    data = (built / relpath).read_bytes()
+    assert loaded.problems == []
+    assert isinstance(loaded.record, model)
+    assert loaded.sha256 == hashlib.sha256(data).hexdigest()
+    assert loaded.text == data.decode()
+    assert loaded.raw is not None and loaded.raw["schema"] == 1
+
+
+def test_loaded_fields(built: Path) -> None:
+    settings = load_document(built, "hud.toml", Settings).record
+    plan = load_document(built, "missions/m/plan/v2.json", Plan).record
+    budget = load_document(built, "missions/m/constraints.toml", Constraints).record
+    assert settings is not None and settings.stale_after_seconds == 30
+    assert plan is not None and [s.id for s in plan.steps] == ["s1", "s2", "s3"]
+    assert plan.reason == "re-plan 2" and plan.created_at.tzinfo is not None
+    assert budget is not None and budget.budget.usd == 10.0 and budget.budget.tokens == 100_000
+
+
+def test_decision_digest_is_the_request_canonical_json(built: Path) -> None:
+    request = load_document(built, "missions/m/approvals/r1.json", ApprovalRequest)
+    decision = load_document(built, "missions/m/approvals/r1.toml", Decision).record
+    assert request.raw is not None and decision is not None
+    assert decision.digest == request_digest(request.raw)
+    # canonical: key order and whitespace in the file do not matter
+    shuffled = json.dumps(dict(reversed(list(request.raw.items()))), indent=4)
+    assert request_digest(json.loads(shuffled)) == decision.digest
+
+
+def test_missing_document(tmp_path: Path) -> None:
+    loaded = load_document(tmp_path, "missions/m/intent.toml", Intent)
+    assert loaded.record is None
+    assert [p.code for p in loaded.problems] == ["unreadable"]
+
+
+def test_folder_where_a_document_belongs(tmp_path: Path) -> None:
+    (tmp_path / "missions/m/intent.toml").mkdir(parents=True)
+    loaded = load_document(tmp_path, "missions/m/intent.toml", Intent)
+    assert [p.code for p in loaded.problems] == ["not-a-file"]
+
+
+def test_top_level_must_be_an_object(tmp_path: Path) -> None:
+    (tmp_path / "missions/m").mkdir(parents=True)
+    (tmp_path / "missions/m/handoff.json").write_text("[1, 2, 3]")
+    loaded = load_document(tmp_path, "missions/m/handoff.json", Handoff)
+    assert [(p.code, p.line) for p in loaded.problems] == [("schema", 1)]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2025-01-01T12:00:00Z", True),
+        ("2025-01-01T12:00:00+02:00", True),
+        ("2025-01-01T12:00:00", False),  # no zone
+        ("yesterday", False),
+        (1735732800, False),
+    ],
+)
+def test_timestamps_need_a_zone(tmp_path: Path, value: object, ok: bool) -> None:
+    (tmp_path / "missions/m").mkdir(parents=True)
+    (tmp_path / "missions/m/handoff.json").write_text(json.dumps({"schema": 1, "at": value}))
+    loaded = load_document(tmp_path, "missions/m/handoff.json", Handoff)
+    assert (loaded.record is not None) is ok
+    if not ok:
+        assert loaded.problems[0].message.startswith("at:")
+
+
+def test_toml_local_datetime_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "missions/m").mkdir(parents=True)
+    (tmp_path / "missions/m/intent.toml").write_text(
+        'schema = 1\ntitle = "t"\ncreated_at = 2025-01-01T12:00:00\n'
+    )
+    loaded = load_document(tmp_path, "missions/m/intent.toml", Intent)
+    assert loaded.record is None
+    assert loaded.problems[0].message.startswith("created_at:")
+
+
+def test_rejection_needs_a_reason(built: Path) -> None:
+    path = built / "missions/m/approvals/r1.toml"
+    path.write_text(path.read_text().replace('"approve"', '"reject"'))
+    loaded = load_document(built, "missions/m/approvals/r1.toml", Decision)
+    assert loaded.record is None
+    assert "reason" in loaded.problems[0].message
+
+
+def test_replan_needs_a_reason_and_unique_steps(tmp_path: Path) -> None:
+    m = mission(tmp_path, "m")
+    m.plan(2, reason="")
+    m.plan(3, steps=["s1", "s1"])
+    for version, needle in [(2, "reason"), (3, "unique")]:
+        loaded = load_document(tmp_path, f"missions/m/plan/v{version}.json", Plan)
+        assert loaded.record is None
+        assert needle in loaded.problems[0].message
+
+
+def test_read_bytes_never_reads_past_the_cap(tmp_path: Path) -> None:
+    (tmp_path / "big").write_bytes(b"x" * 1000)
+    assert read_bytes(tmp_path, "big", cap=1000) == b"x" * 1000
+    problem = read_bytes(tmp_path, "big", cap=999)
+    assert isinstance(problem, Problem) and problem.code == "too-large"
+
+
+def test_decode_utf8_names_the_line() -> None:
+    problem = decode_utf8("f", b"ok\nok\n\xc3\x28")
+    assert isinstance(problem, Problem) and (problem.code, problem.line) == ("not-utf8", 3)
+    assert decode_utf8("f", "ünï".encode()) == "ünï"
+
+
+def test_parse_json_uses_the_given_line() -> None:
+    problem = parse_json("log", b"{oops", line=42)
+    assert isinstance(problem, Problem) and problem.line == 42
+    assert parse_json("log", b'{"big": 1e308, "n": 12345678901234567890}') == {
+        "big": 1e308,
+        "n": 12345678901234567890,
+    }
+
+
+def test_parse_toml_keeps_finite_floats() -> None:
+    assert parse_toml("t.toml", "a = 1.5\nb = 1e300\n") == {"a": 1.5, "b": 1e300}

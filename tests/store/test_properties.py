@@ -1,0 +1,336 @@
+"""Properties (hypothesis): loaders never raise; chunked log reads equal whole reads."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import store.load
+from store.derive import budget_use
+from store.layout import Kind
+from store.load import LogReader, load_document
+from store.problems import Problem
+from store.records import (
+    ApprovalRequest,
+    Constraints,
+    Decision,
+    Handoff,
+    Intent,
+    Plan,
+    Settings,
+)
+from store.workspace import Workspace
+from tests.factory import T0, chain, mission, stamp
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+DOCUMENTS: list[tuple[str, type[Any]]] = [
+    ("hud.toml", Settings),
+    ("missions/m/intent.toml", Intent),
+    ("missions/m/constraints.toml", Constraints),
+    ("missions/m/history/intent.r1.toml", Intent),
+    ("missions/m/plan/v1.json", Plan),
+    ("missions/m/approvals/r1.json", ApprovalRequest),
+    ("missions/m/approvals/r1.toml", Decision),
+    ("missions/m/handoff.json", Handoff),
+]
+LOGS = [("missions/m/events.jsonl", Kind.EVENTS), ("missions/m/evidence.jsonl", Kind.EVIDENCE)]
+
+
+@contextmanager
+def scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as name:
+        yield Path(name)
+
+
+def put(root: Path, rel: str, data: bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def check_loaded(loaded: Any) -> None:
+    assert all(isinstance(p, Problem) for p in loaded.problems)
+    if loaded.record is None:
+        assert any(p.severity == "error" for p in loaded.problems)
+
+
+# ---- arbitrary input never raises ------------------------------------------------------
+
+FIELDS = sorted(
+    {name for _, model in DOCUMENTS for name in model.model_fields}
+    | {"schema", "steps", "budget", "args", "x"}
+)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+    | st.sampled_from(["2025-01-01T00:00:00Z", "approve", "reject", "read_only", "running"])
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+json_objects = st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=8)
+
+
+@FAST
+@given(data=st.binary(max_size=300), which=st.sampled_from(DOCUMENTS))
+def test_arbitrary_bytes_into_load_document(data: bytes, which: tuple[str, type[Any]]) -> None:
+    relpath, model = which
+    with scratch() as root:
+        put(root, relpath, data)
+        check_loaded(load_document(root, relpath, model))
+
+
+@FAST
+@given(text=st.text(max_size=200), which=st.sampled_from(DOCUMENTS))
+def test_arbitrary_text_into_load_document(text: str, which: tuple[str, type[Any]]) -> None:
+    relpath, model = which
+    with scratch() as root:
+        put(root, relpath, text.encode("utf-8", "surrogatepass"))
+        check_loaded(load_document(root, relpath, model))
+
+
+@FAST
+@given(value=json_objects, which=st.sampled_from(DOCUMENTS))
+def test_arbitrary_objects_into_load_document(
+    value: dict[str, Any], which: tuple[str, type[Any]]
+) -> None:
+    relpath, model = which
+    if relpath.endswith(".toml"):
+        try:
+            data = tomli_w.dumps(value).encode()
+        except (TypeError, ValueError):
+            data = json.dumps(value).encode()  # not TOML-able: a syntax error then
+    else:
+        data = json.dumps(value).encode()  # NaN and Infinity included
+    with scratch() as root:
+        put(root, relpath, data)
+        loaded = load_document(root, relpath, model)
+        check_loaded(loaded)
+        if loaded.raw is not None:
+            assert all_finite(loaded.raw)
+
+
+def all_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(all_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(all_finite(v) for v in value)
+    return True
+
+
+@FAST
+@given(
+    pieces=st.lists(st.binary(max_size=80), max_size=6),
+    which=st.sampled_from(LOGS),
+)
+def test_arbitrary_bytes_into_log_reader(pieces: list[bytes], which: tuple[str, Kind]) -> None:
+    relpath, kind = which
+    with scratch() as root:
+        put(root, relpath, b"")
+        reader = LogReader(root, relpath, kind)
+        for piece in pieces:
+            with open(root / relpath, "ab") as handle:
+                handle.write(piece)
+            batch = reader.poll()
+            assert all(isinstance(p, Problem) for p in batch.problems)
+        reader.read_window(0, 100)
+        assert reader.offset == sum(len(p) for p in pieces)
+
+
+@FAST
+@given(lines=st.lists(json_objects, max_size=5), which=st.sampled_from(LOGS))
+def test_arbitrary_objects_into_log_reader(
+    lines: list[dict[str, Any]], which: tuple[str, Kind]
+) -> None:
+    relpath, kind = which
+    with scratch() as root:
+        put(root, relpath, b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        reader = LogReader(root, relpath, kind)
+        batch = reader.poll()
+        assert len(batch.records) + len({p.line for p in batch.problems}) >= len(lines)
+        assert reader.line_no == len(lines)
+
+
+# ---- the whole workspace never raises on mangled files ----------------------------------
+
+MANGLED = [
+    "missions/m/intent.toml",
+    "missions/m/constraints.toml",
+    "missions/m/plan/v1.json",
+    "missions/m/approvals/r1.json",
+    "missions/m/approvals/r1.toml",
+    "missions/m/handoff.json",
+    "missions/m/events.jsonl",
+    "missions/m/evidence.jsonl",
+]
+
+
+def build_valid(root: Path) -> None:
+    built = mission(root, "m")
+    built.step("s1", "running")
+    built.usage(1.0, 100, 1)
+    built.succeed("s1")
+    built.request("r1")
+    built.decision("r1")
+    built.handoff(plan_version=1)
+
+
+@st.composite
+def mangles(draw: st.DrawFn) -> list[tuple[str, str, int, bytes]]:
+    edits = []
+    for _ in range(draw(st.integers(1, 4))):
+        edits.append(
+            (
+                draw(st.sampled_from(MANGLED)),
+                draw(st.sampled_from(["cut", "insert", "replace"])),
+                draw(st.integers(0, 400)),
+                draw(st.binary(min_size=1, max_size=6) | st.sampled_from([b"1e999", b'"', b"\n"])),
+            )
+        )
+    return edits
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=mangles())
+def test_mangled_mission_never_crashes_the_workspace(
+    edits: list[tuple[str, str, int, bytes]],
+) -> None:
+    with scratch() as root:
+        build_valid(root)
+        for rel, how, where, data in edits:
+            path = root / rel
+            old = path.read_bytes()
+            at = where % (len(old) + 1)
+            if how == "cut":
+                new = old[:at]
+            elif how == "insert":
+                new = old[:at] + data + old[at:]
+            else:
+                new = old[:at] + data + old[at + len(data) :]
+            path.write_bytes(new)
+        workspace = Workspace(root, clock=lambda: T0 + timedelta(minutes=5))
+        workspace.scan()
+        problems = workspace.problems()
+        assert all(isinstance(p, Problem) for p in problems)
+        for mission_id, state in workspace.missions.items():
+            workspace.status(mission_id)
+            budget_use(state, T0)
+            for request_id in state.requests:
+                workspace.request_status(mission_id, request_id)
+            for reader in (state.events, state.evidence):
+                if reader is not None:
+                    reader.read_window(0, 50)
+
+
+# ---- chunked reads equal whole reads ---------------------------------------------------
+
+texts = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30
+)  # any character, newlines included (JSON escapes them)
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> bytes:
+    """A valid events log, sometimes with a damaged line or an unterminated end."""
+    records: list[dict[str, Any]] = []
+    for n in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["step", "usage", "heartbeat", "error"]))
+        base = {"at": stamp(T0 + timedelta(seconds=n)), "type": kind, "actor": draw(texts)}
+        if kind == "step":
+            base |= {"step": "s1", "plan_version": 1, "state": "running", "reason": draw(texts)}
+        elif kind == "usage":
+            base |= {"usd": n * 0.5, "tokens": n, "steps": n}
+        elif kind == "error":
+            base |= {"message": draw(texts)}
+        records.append(base)
+    data = chain(records)
+    if data and draw(st.booleans()):  # damage: flip one byte somewhere
+        at = draw(st.integers(0, len(data) - 1))
+        data = data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1 :]
+    if data and draw(st.booleans()):  # an agent mid-write
+        data = data[: draw(st.integers(0, len(data)))]
+    return data
+
+
+def read_whole(root: Path, rel: str, data: bytes) -> tuple[list[Any], list[Problem], Any]:
+    put(root, rel, data)
+    reader = LogReader(root, rel, Kind.EVENTS)
+    batch = reader.poll()
+    return [r.model_dump() for r in batch.records], batch.problems, reader.pending_problem
+
+
+def read_chunked(
+    root: Path, rel: str, data: bytes, cuts: list[int]
+) -> tuple[list[Any], list[Problem], Any]:
+    put(root, rel, b"")
+    reader = LogReader(root, rel, Kind.EVENTS)
+    records: list[Any] = []
+    problems: list[Problem] = []
+    bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    for start, end in itertools.pairwise(bounds):
+        with open(root / rel, "ab") as handle:
+            handle.write(data[start:end])
+        batch = reader.poll()
+        assert not batch.reset
+        records.extend(r.model_dump() for r in batch.records)
+        problems.extend(batch.problems)
+    return records, problems, reader.pending_problem
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=logs(), cuts=st.lists(st.integers(0, 10_000), max_size=12))
+def test_chunked_log_reads_equal_a_whole_read(data: bytes, cuts: list[int]) -> None:
+    with scratch() as root:
+        whole = read_whole(root / "a", "events.jsonl", data)
+        chunked = read_chunked(root / "b", "events.jsonl", data, cuts)
+    assert chunked[0] == whole[0]
+    assert chunked[1] == whole[1]
+    assert chunked[2] == whole[2]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=logs(), cuts=st.lists(st.integers(0, 10_000), max_size=12), cap=st.integers(60, 250))
+def test_chunked_reads_equal_whole_reads_with_over_long_lines(
+    data: bytes, cuts: list[int], cap: int
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store.load, "MAX_LINE_BYTES", cap)
+        with scratch() as root:
+            whole = read_whole(root / "a", "events.jsonl", data)
+            chunked = read_chunked(root / "b", "events.jsonl", data, cuts)
+    assert chunked[0] == whole[0]
+    assert chunked[1] == whole[1]
+
+
+@FAST
+@given(data=logs(), chunk=st.integers(1, 64))
+def test_read_chunk_size_does_not_matter(data: bytes, chunk: int) -> None:
+    with scratch() as root:
+        whole = read_whole(root / "a", "events.jsonl", data)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(store.load, "READ_CHUNK", chunk)
+            small = read_whole(root / "b", "events.jsonl", data)
+    assert small == whole

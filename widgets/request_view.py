@@ -1,0 +1,351 @@
+"""One approval request as an approver reads it, and the queue of them.
+
+Renders a `store.approval_checks.Review` (and `QueueItem`s): facts, what blocks an
+approval, warnings, the full args, the decision, a stale request's field-level diff and
+the mission's earlier decisions. Every agent string goes through `safe` or `json_view`.
+No file IO: the screens hand these widgets what to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from store.approval_checks import Change, QueueItem, Review
+from store.derive import RequestStatus
+from store.records import Decision
+from widgets.json_view import json_text, json_view
+from widgets.safe_text import safe
+from widgets.status import status_text, theme_style
+from widgets.tabs.common import (
+    Column,
+    DocumentScroll,
+    KeyedTable,
+    duration,
+    heading,
+    label,
+    moment,
+)
+
+LABEL = 12
+
+
+def countdown(expires_at: datetime | None, now: datetime) -> str:
+    """`in 4m 05s` under ten minutes, else `in 29m`, `in 1h 20m`; `expired 3m ago`; `never`.
+
+    Seconds show only in the last ten minutes, so an idle screen changes once a minute.
+    """
+    if expires_at is None:
+        return "never"
+    left = (expires_at - now).total_seconds()
+    if left <= 0:
+        return f"expired {duration(-left)} ago"
+    if left < 600:
+        minutes, seconds = divmod(int(left), 60)
+        return f"in {minutes}m {seconds:02d}s" if minutes else f"in {seconds}s"
+    return f"in {duration(left)}"
+
+
+def _line(name: str, value: Text | str) -> Text:
+    text = label(name, LABEL)
+    text.append_text(value if isinstance(value, Text) else safe(value))
+    return text
+
+
+def _join(parts: Sequence[Text]) -> Text:
+    return Text("\n").join(parts)
+
+
+def _decision_line(decision: Decision, variables: Mapping[str, str] | None) -> Text:
+    verdict = "approved" if decision.decision == "approve" else "rejected"
+    text = status_text(verdict, variables)
+    text.append(" by ")
+    text.append_text(safe(decision.decided_by))
+    text.append(f" at {moment(decision.decided_at)}")
+    if decision.origin:
+        text.append(" from ")
+        text.append_text(safe(decision.origin))
+    return text
+
+
+def facts_text(review: Review, now: datetime, variables: Mapping[str, str] | None) -> Text:
+    """Status, risk, tool, mission, plan step, who asked and when, expiry, digest."""
+    request = review.request
+    top = status_text(review.status.value, variables)
+    top.append("  ")
+    top.append_text(status_text(review.risk, variables))
+    top.append("  ")
+    top.append_text(safe(review.tool or "(no tool)"))
+    if review.status is RequestStatus.PENDING:
+        top.append(f"  expires {countdown(review.expires_at, now)}", style="bold")
+    lines = [top]
+    mission = safe(review.mission)
+    mission.append(" · ")
+    mission.append_text(safe(review.mission_title))
+    lines.append(_line("mission", mission))
+    lines.append(_line("request", review.request_id))
+    if review.plan_version is not None:
+        plan = Text(f"v{review.plan_version}")
+        if review.latest_plan_version is not None:
+            plan.append(f" (latest v{review.latest_plan_version})", style="dim")
+        step_id = request.step if request is not None else (review.raw or {}).get("step")
+        plan.append(" · step ")
+        plan.append_text(safe(str(step_id)))
+        if review.step is not None:
+            plan.append(": ")
+            plan.append_text(safe(review.step.title))
+        lines.append(_line("plan", plan))
+    if review.step is not None:
+        declared = status_text(review.step.risk, variables)
+        if review.step.effect:
+            declared.append(" · effect: ")
+            declared.append_text(safe(review.step.effect, multiline=False))
+        lines.append(_line("step risk", declared))
+    if request is not None:
+        asked = safe(request.requested_by)
+        asked.append(f" at {moment(request.requested_at)}")
+        lines.append(_line("requested", asked))
+        expires = Text(countdown(request.expires_at, now))
+        if request.expires_at is not None:
+            expires.append(f" ({moment(request.expires_at)})", style="dim")
+        lines.append(_line("expires", expires))
+        if request.summary:
+            lines.append(_line("summary", safe(request.summary)))
+    lines.append(_line("digest", review.digest or "— (none: the request does not load)"))
+    return _join(lines)
+
+
+def findings_text(review: Review, variables: Mapping[str, str] | None) -> Text:
+    """What blocks approving (and rejecting), then warnings; empty when all is well."""
+    lines: list[Text] = []
+    error = theme_style("error", "bold", variables)
+    warning = theme_style("warning", "bold", variables)
+    pending = review.status is RequestStatus.PENDING
+    if review.status is RequestStatus.STALE:
+        verb = (
+            "approved" if review.decision and review.decision.decision == "approve" else "decided"
+        )
+        lines.append(Text(f"✗ changed since it was {verb}", style=error))
+    elif not pending and review.decision is not None:
+        lines.append(Text("  decided: a decision is written once", style="dim"))
+    for blocker in review.blockers:
+        line = Text("✗ cannot approve: " if pending else "✗ ", style=error)
+        line.append_text(safe(blocker))
+        lines.append(line)
+    if pending and review.reject_blockers:
+        lines.append(Text("✗ cannot reject either (see above)", style=error))
+    elif review.blockers and pending:
+        lines.append(Text("  you can still reject it (n), with a reason", style="dim"))
+    for warning_text in review.warnings:
+        line = Text("⚠ ", style=warning)
+        line.append_text(safe(warning_text))
+        lines.append(line)
+    if not lines and review.status is RequestStatus.PENDING:
+        confirm = {
+            "confirm": " (asks for a confirmation: external write)",
+            "type_tool": " (asks you to type the tool name: irreversible)",
+        }.get(review.confirmation, "")
+        lines.append(Text(f"✓ can be approved (y) or rejected (n){confirm}", style="dim"))
+    return _join(lines)
+
+
+def decision_text(review: Review, variables: Mapping[str, str] | None) -> Text:
+    """This request's decision, when there is one."""
+    decision = review.decision
+    if decision is None:
+        return Text()
+    lines = [heading("Decision"), _decision_line(decision, variables)]
+    if decision.reason:
+        lines.append(_line("reason", safe(decision.reason)))
+    if decision.valid_until is not None:
+        lines.append(_line("valid until", moment(decision.valid_until)))
+    lines.append(_line("digest", decision.digest))
+    return _join(lines)
+
+
+def _compact(value: Any) -> Text:
+    text = json_text(value)
+    return safe(" ".join(line.strip() for line in text.splitlines()))
+
+
+def changes_text(review: Review, variables: Mapping[str, str] | None) -> Text:
+    """For a stale request: what changed since the decision, field by field."""
+    if review.status is not RequestStatus.STALE:
+        return Text()
+    lines = [heading("Changed since it was decided")]
+    if review.changes is None:
+        lines.append(
+            Text(
+                "  The earlier request is not known: its decision keeps no request_json and "
+                "this HUD did not see it before it changed.",
+                style="dim",
+            )
+        )
+        return _join(lines)
+    if not review.changes:
+        lines.append(Text("  no field differs (the JSON changed only in form)", style="dim"))
+    marks = {"added": "+", "removed": "-", "changed": "~"}
+    for change in review.changes:
+        lines.append(_change_line(change, marks[change.kind]))
+    return _join(lines)
+
+
+def _change_line(change: Change, mark: str) -> Text:
+    line = Text(f"  {mark} ", style="bold")
+    line.append_text(safe(change.path))
+    if change.kind != "added":
+        line.append("\n      was  ", style="dim")
+        line.append_text(_compact(change.before))
+    if change.kind != "removed":
+        line.append("\n      now  ", style="dim")
+        line.append_text(_compact(change.after))
+    return line
+
+
+def earlier_text(review: Review, variables: Mapping[str, str] | None) -> Text:
+    """The other decisions on the same mission, newest first."""
+    lines = [heading(f"Earlier decisions on {review.mission}")]
+    if not review.earlier:
+        lines.append(Text("  none", style="dim"))
+    for item in review.earlier:
+        line = Text("  ")
+        line.append_text(_decision_line(item.decision, variables))
+        line.append("  ")
+        line.append_text(safe(item.request_id))
+        if item.tool is not None:
+            line.append(" · ")
+            line.append_text(safe(item.tool))
+        if item.risk is not None:
+            line.append(" · ")
+            line.append_text(status_text(item.risk, variables))
+        if item.status.value not in ("approved", "rejected"):
+            line.append(" · now ")
+            line.append_text(status_text(item.status.value, variables))
+        if item.decision.reason:
+            line.append("\n    reason: ", style="dim")
+            line.append_text(safe(item.decision.reason))
+        lines.append(line)
+    return _join(lines)
+
+
+def args_text(review: Review, *, dark: bool = True) -> Text:
+    """The full args, highlighted; the raw value even when it is not an object."""
+    raw = review.raw
+    if raw is None:
+        return Text("  the request does not load: no args to show", style="dim")
+    if "args" not in raw:
+        return Text("  the request has no args", style="dim")
+    return json_view(raw["args"], dark=dark)
+
+
+class RequestView(DocumentScroll):
+    """A request, as a scrolling document: j/k, g/G, page keys."""
+
+    DEFAULT_CSS = """
+    RequestView { padding: 0 1; }
+    RequestView > Static { height: auto; }
+    RequestView > .gap { margin-top: 1; }
+    """
+
+    def __init__(self, *, id: str | None = "request-view") -> None:
+        super().__init__(id=id)
+        self._shown: dict[str, Text] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="request-facts")
+        yield Static(id="request-findings", classes="gap")
+        yield Static(heading("Args"), id="request-args-title", classes="gap")
+        yield Static(id="request-args")
+        yield Static(id="request-decision", classes="gap")
+        yield Static(id="request-changes", classes="gap")
+        yield Static(id="request-earlier", classes="gap")
+
+    def show(
+        self,
+        review: Review,
+        now: datetime,
+        variables: Mapping[str, str] | None = None,
+        *,
+        dark: bool = True,
+    ) -> None:
+        """Render the review; parts whose text did not change are not redrawn."""
+        title = heading("Args")
+        title.append(" of ", style="dim")
+        title.append_text(safe(review.tool or "(no tool)"))
+        parts = {
+            "request-facts": facts_text(review, now, variables),
+            "request-findings": findings_text(review, variables),
+            "request-args-title": title,
+            "request-args": args_text(review, dark=dark),
+            "request-decision": decision_text(review, variables),
+            "request-changes": changes_text(review, variables),
+            "request-earlier": earlier_text(review, variables),
+        }
+        for name, text in parts.items():
+            if self._shown.get(name) != text:
+                self._shown[name] = text
+                widget = self.query_one(f"#{name}", Static)
+                widget.update(text)
+                widget.display = bool(text.plain)
+
+    def args_plain(self) -> str:
+        return self._shown.get("request-args", Text()).plain
+
+
+# ---- the queue ---------------------------------------------------------------------------------
+
+QUEUE_COLUMNS: tuple[Column, ...] = (
+    ("expires", "Expires", 8, 9),
+    ("risk", "Risk", 4, 18),
+    ("mission", "Mission", 10, 14),
+    ("request", "Request", 14, 20),
+    ("tool", "Tool", 10, 14),
+    ("step", "Step", 6, 8),
+    ("summary", "Summary", 0, 0),
+)
+
+
+def queue_cells(
+    item: QueueItem, now: datetime, variables: Mapping[str, str] | None, *, wide: bool
+) -> tuple[Text, ...]:
+    """One queue row: expiry (or status, when not pending), risk, ids, tool, summary."""
+    if item.status is RequestStatus.PENDING:
+        left = countdown(item.expires_at, now).removeprefix("in ")
+        expires = Text("—" if left == "never" else left)
+    else:
+        expires = status_text(item.status.value, variables)
+    return (
+        expires,
+        status_text(item.risk, variables, word=wide),
+        safe(item.mission),
+        safe(item.request_id),
+        safe(item.tool),
+        safe(item.step),
+        safe(item.summary),
+    )
+
+
+class QueueTable(KeyedTable):
+    """Approval requests keyed `mission/request`, in the order given."""
+
+    def __init__(self, *, id: str | None = "approvals-table") -> None:
+        super().__init__(QUEUE_COLUMNS, id=id, on_relayout=self._relayout)
+        self._items: list[QueueItem] = []
+        self._now: datetime | None = None
+        self.variables: Mapping[str, str] | None = None
+
+    def show(self, items: Sequence[QueueItem], now: datetime) -> bool:
+        self._items = list(items)
+        self._now = now
+        return self.set_rows(
+            [(i.key, queue_cells(i, now, self.variables, wide=self.wide)) for i in self._items]
+        )
+
+    def _relayout(self) -> None:
+        if self._now is not None:
+            self.show(self._items, self._now)

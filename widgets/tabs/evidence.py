@@ -1,0 +1,286 @@
+"""Evidence: observations with verdict, method, what they prove, and artifact checks.
+
+The view hands over evidence log lines as they arrive and the result of checking each
+cited artifact's sha256 (keyed by the artifact path the evidence cites): `ok`,
+`mismatch`, `missing`, `outside` (a symlink leaving the state directory) or absent
+(not checked yet).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+
+from store.problems import Problem
+from store.records import Evidence
+from widgets.safe_text import safe
+from widgets.status import theme_style
+from widgets.tabs.common import (
+    Column,
+    DocumentScroll,
+    FocusOnShow,
+    KeyedTable,
+    ThemeAware,
+    hanging,
+    join_lines,
+    verdict_text,
+)
+
+WINDOW = 1000
+"""Evidence lines kept in memory (the last ones); all of them are shown."""
+
+COLUMNS: tuple[Column, ...] = (
+    ("seq", "Seq", 4, 6),
+    ("id", "Id", 7, 14),
+    ("step", "Step", 7, 14),
+    ("verdict", "Verdict", 7, 7),
+    ("method", "Method", 8, 20),
+    ("proves", "Proves", 0, 0),
+    ("artifact", "Artifact", 10, 40),
+)
+
+CHECK_WORDS = {
+    "ok": ("✓ sha256 ok", "success", ""),
+    "mismatch": ("✗ mismatch", "error", "bold"),
+    "missing": ("✗ missing", "error", "bold"),
+    "outside": ("✗ outside", "error", "bold"),
+}
+
+Line = tuple[int, Any]
+
+
+def check_text(
+    check: str | None, variables: Mapping[str, str] | None = None, *, short: bool = False
+) -> Text:
+    """An artifact check result: `✓ sha256 ok`, `✗ mismatch`, `✗ missing`, `… unchecked`.
+
+    `short` says `✓ ok` for a matching artifact (narrow tables)."""
+    if check is None:
+        return Text("… unchecked", style="dim")
+    word, colour, emphasis = CHECK_WORDS.get(check, (f"? {check}", "warning", ""))
+    if short and check == "ok":
+        word = "✓ ok"
+    return Text(word, style=theme_style(colour, emphasis, variables))
+
+
+def evidence_detail(
+    item: Evidence | Problem, line: int, check: str | None, variables: Mapping[str, str] | None
+) -> Text:
+    if isinstance(item, Problem):
+        text = Text(f"line {line}  ", style="bold")
+        text.append("✗ ", style=theme_style("error", "bold", variables))
+        text.append_text(safe(f"{item.where} {item.message}"))
+        if item.hint:
+            text.append(" · fix: ", style="dim")
+            text.append_text(safe(item.hint))
+        return text
+    head = Text(f"seq {item.seq}  ", style="bold")
+    head.append_text(safe(item.id))
+    head.append("  step ", style="dim")
+    head.append_text(safe(item.step))
+    head.append("  ")
+    head.append_text(verdict_text(item.verdict, variables))
+    head.append(f"  {item.at.isoformat()}", style="dim")
+    parts = [head]
+    for name, value in (
+        ("observed", item.observed),
+        ("method", item.method),
+        ("proves", item.proves),
+    ):
+        parts.append(hanging(Text(f"{name}: ", style="dim"), safe(value, multiline=True)))
+    if item.artifact is not None:
+        artifact = Text("artifact: ", style="dim")
+        artifact.append_text(safe(item.artifact.path))
+        artifact.append(f"  {item.artifact.bytes:,} bytes  sha256 {item.artifact.sha256[:16]}…  ")
+        artifact.append_text(check_text(check, variables))
+        parts.append(artifact)
+    return join_lines(parts)
+
+
+class EvidenceView(ThemeAware, FocusOnShow, Vertical):
+    """Chain status line, the evidence table, and the highlighted entry in full."""
+
+    DEFAULT_CSS = """
+    EvidenceView { height: 1fr; }
+    EvidenceView > #evidence-status { height: auto; padding: 0 1; background: $panel; }
+    EvidenceView > KeyedTable { height: 1fr; }
+    EvidenceView > #evidence-detail { height: 1fr; min-height: 4; padding: 0 1;
+        border-top: solid $panel; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = []
+
+    def __init__(self, *, id: str | None = "evidence-view") -> None:
+        super().__init__(id=id)
+        self._buffer: deque[Line] = deque(maxlen=WINDOW)
+        self._checks: dict[str, str] = {}
+        self._cells: dict[int, tuple[str | None, tuple[Text, ...]]] = {}
+        self._total = 0
+        self._chain_broken_at: int | None = None
+        self._seq_broken_at: int | None = None
+        self._problems: tuple[Problem, ...] = ()
+        self._status_shown: Text | None = None
+        self._detail_shown: Text | None = None
+        self.table = KeyedTable(COLUMNS, id="evidence-table", on_relayout=self.relayout)
+        self.status = Static(id="evidence-status")
+        self.detail = Static(id="evidence-detail-text")
+
+    def compose(self) -> ComposeResult:
+        yield self.status
+        yield self.table
+        with DocumentScroll(id="evidence-detail"):
+            yield self.detail
+
+    def focus_target(self) -> Widget:
+        return self.table
+
+    def show(
+        self,
+        lines: Iterable[Line],
+        *,
+        reset: bool = False,
+        checks: Mapping[str, str] | None = None,
+        total: int | None = None,
+        chain_broken_at: int | None = None,
+        seq_broken_at: int | None = None,
+    ) -> None:
+        """Append these evidence lines; `checks` maps cited artifact paths to results."""
+        if reset:
+            self._buffer.clear()
+            self._cells.clear()
+        for item in lines:
+            if len(self._buffer) == WINDOW:
+                self._cells.pop(self._buffer[0][0], None)
+            self._buffer.append(item)
+        if checks is not None:
+            self._checks = dict(checks)
+        self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
+        self._chain_broken_at = chain_broken_at
+        self._seq_broken_at = seq_broken_at
+        self._refresh()
+
+    @property
+    def lines(self) -> list[Line]:
+        return list(self._buffer)
+
+    def _check_of(self, item: Any) -> str | None:
+        if isinstance(item, Evidence) and item.artifact is not None:
+            return self._checks.get(item.artifact.path)
+        return None
+
+    def _row(self, line: int, item: Any) -> tuple[Text, ...]:
+        check = self._check_of(item)
+        cached = self._cells.get(line)
+        if cached is not None and cached[0] == check:
+            return cached[1]
+        variables = self.variables
+        if isinstance(item, Problem):
+            problem = Text("✗ ", style=theme_style("error", "bold", variables))
+            problem.append_text(safe(item.message))
+            cells: tuple[Text, ...] = (
+                Text(f"L{line}", style="dim"),
+                Text(""),
+                Text(""),
+                Text("✗ problem", style=theme_style("error", "bold", variables)),
+                Text(""),
+                problem,
+                Text(""),
+            )
+        else:
+            artifact = Text("")
+            if item.artifact is not None:
+                artifact = check_text(check, variables, short=not self.table.wide)
+                if self.table.wide:
+                    artifact.append(" ")
+                    artifact.append_text(safe(item.artifact.path))
+            cells = (
+                Text(str(item.seq)),
+                safe(item.id),
+                safe(item.step),
+                verdict_text(item.verdict, variables),
+                safe(item.method),
+                safe(item.proves),
+                artifact,
+            )
+        self._cells[line] = (check, cells)
+        return cells
+
+    def _refresh(self) -> None:
+        rows = [(str(line), self._row(line, item)) for line, item in self._buffer]
+        self.table.set_rows(rows)
+        self.table.styles.max_height = len(rows) + 1
+        self._update_status()
+        self._update_detail()
+
+    def relayout(self) -> None:
+        self._cells.clear()
+        self._refresh()
+
+    def rerender(self) -> None:
+        self._cells.clear()
+        self._status_shown = None
+        self._detail_shown = None
+        self._refresh()
+
+    def status_text(self) -> Text:
+        variables = self.variables
+        bad = theme_style("error", "bold", variables)
+        text = Text()
+        if self._chain_broken_at is not None:
+            text.append(f"✗ chain broken at seq {self._chain_broken_at}", style=bad)
+        elif self._total:
+            text.append("✓ chain intact", style=theme_style("success", "", variables))
+        else:
+            text.append("no evidence yet", style="dim")
+        if self._seq_broken_at is not None:
+            text.append(" · ")
+            text.append(f"✗ seq gap at {self._seq_broken_at}", style=bad)
+        items = [item for _, item in self._buffer if isinstance(item, Evidence)]
+        if items:
+            passed = sum(1 for item in items if item.verdict == "pass")
+            text.append(f" · {len(items):,} entries: {passed:,} pass", style="dim")
+            failed = len(items) - passed
+            if failed:
+                text.append(f", {failed:,} fail", style=bad)
+            if self._total > len(self._buffer):
+                text.append(f" (last {len(self._buffer):,} of {self._total:,} lines)", "dim")
+        checks = [self._check_of(item) for item in items if item.artifact is not None]
+        if checks:
+            ok = sum(1 for check in checks if check == "ok")
+            text.append(f" · artifacts {ok} ✓", style="dim")
+            wrong = sum(1 for check in checks if check not in ("ok", None))
+            if wrong:
+                text.append(f" {wrong} ✗", style=bad)
+        problems = sum(1 for _, item in self._buffer if isinstance(item, Problem))
+        if problems:
+            text.append(f" · {problems} bad lines", style=bad)
+        return text
+
+    def _update_status(self) -> None:
+        text = self.status_text()
+        if text != self._status_shown:
+            self._status_shown = text
+            self.status.update(text)
+
+    def _update_detail(self) -> None:
+        key = self.table.selected_key
+        text = Text("")
+        if key is not None:
+            line = int(key)
+            item = next((i for n, i in reversed(self._buffer) if n == line), None)
+            if item is not None:
+                text = evidence_detail(item, line, self._check_of(item), self.variables)
+        if text != self._detail_shown:
+            self._detail_shown = text
+            self.detail.update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._update_detail()
