@@ -407,7 +407,7 @@ class HumanWriter:
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             loc = ".".join(str(part) for part in first["loc"])
-            line = _line_of(text, str(first["loc"][0])) if first["loc"] else None
+            line = _line_of(text, first["loc"])
             message = f"{loc}: {first['msg']}" if loc else first["msg"]
             raise Invalid(relpath, message, line, 1 if line else None) from None
 
@@ -442,13 +442,27 @@ def _revision_of(data: bytes) -> int:
     return revision if isinstance(revision, int) and revision >= 1 else 1
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """The first line assigning `key` or opening table `key`, for error messages."""
-    pattern = re.compile(rf"\s*(\[+\s*{re.escape(key)}\s*[\].]|[\"']?{re.escape(key)}[\"']?\s*=)")
-    for number, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
-            return number
-    return None
+def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """The line of a validation error's location, for error messages.
+
+    The first line assigning or opening the table of `loc`'s first key, then, for a
+    nested key (`budget.usd`), its assignment inside that table, if there is one.
+    """
+    lines = text.splitlines()
+    found: int | None = None
+    for key in (str(part) for part in loc if isinstance(part, str)):
+        pattern = re.compile(
+            rf"\s*(\[+\s*{re.escape(key)}\s*[\].]|[\"']?{re.escape(key)}[\"']?\s*[=.])"
+        )
+        for index in range(found or 0, len(lines)):
+            if found is not None and _HEADER.match(lines[index]):
+                return found
+            if pattern.match(lines[index]):
+                found = index + 1
+                break
+        else:
+            return found
+    return found
 
 
 def _stamp(text: str, stamps: dict[str, Any]) -> str | None:

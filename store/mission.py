@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from store.invariants import mission_invariants
 from store.layout import Kind, Located
@@ -29,7 +28,6 @@ from store.records import (
     Intent,
     Plan,
     StepEvent,
-    UsageEvent,
     request_digest,
 )
 
@@ -37,24 +35,24 @@ RECENT = 200
 USAGE_POINTS = 512
 
 
-@dataclass(frozen=True, slots=True)
-class UsagePoint:
+# NamedTuples, not dataclasses: these are made once per log line on a scan.
+
+
+class UsagePoint(NamedTuple):
     at: datetime
     usd: float
     tokens: int
     steps: int
 
 
-@dataclass(frozen=True, slots=True)
-class StepLatest:
+class StepLatest(NamedTuple):
     """The latest `step` event of a step, and where it is in the log."""
 
     event: StepEvent
     line: int
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     """Where a log first mentioned something (a step, a plan version)."""
 
     relpath: str
@@ -68,6 +66,8 @@ class MissionState:
         self.root = root
         self.id = mission_id
         self.base = f"missions/{mission_id}"
+        self.events_path = f"{self.base}/events.jsonl"
+        self.evidence_path = f"{self.base}/evidence.jsonl"
         self.intent: Loaded[Intent] | None = None
         self.constraints: Loaded[Constraints] | None = None
         self.handoff: Loaded[Handoff] | None = None
@@ -103,34 +103,41 @@ class MissionState:
         self.artifact_refs: dict[str, tuple[Artifact, Reference]] = {}
 
     def _on_event(self, event: Any, line: int) -> None:
-        relpath = f"{self.base}/events.jsonl"
+        """Fold one event into the aggregates (the hot path of a scan)."""
         if self.first_event_at is None:
             self.first_event_at = event.at
         self.last_event_at = event.at
         self.recent_events.append((line, event))
-        if isinstance(event, StepEvent):
-            self.step_latest[event.step] = StepLatest(event, line)
-            self.event_step_refs.setdefault(event.step, Reference(relpath, line))
-            self.plan_version_refs.setdefault(event.plan_version, Reference(relpath, line))
+        kind = event.type
+        if kind == "step":
+            step = event.step
+            self.step_latest[step] = StepLatest(event, line)
+            if step not in self.event_step_refs:
+                self.event_step_refs[step] = Reference(self.events_path, line)
+            if event.plan_version not in self.plan_version_refs:
+                self.plan_version_refs[event.plan_version] = Reference(self.events_path, line)
             self.halt = None
-        elif isinstance(event, AttemptEvent):
-            self.event_step_refs.setdefault(event.step, Reference(relpath, line))
+        elif kind == "usage":
+            self.usage.append(UsagePoint(event.at, float(event.usd), event.tokens, event.steps))
+        elif kind == "attempt":
+            if event.step not in self.event_step_refs:
+                self.event_step_refs[event.step] = Reference(self.events_path, line)
             if event.approval and event.phase == "started":
                 self.used_approvals.setdefault(event.approval, event)
-        elif isinstance(event, UsageEvent):
-            self.usage.append(UsagePoint(event.at, float(event.usd), event.tokens, event.steps))
-        elif isinstance(event, HaltEvent):
+        elif kind == "halt":
             self.halt = event
 
     def _on_evidence(self, item: Evidence, line: int) -> None:
-        relpath = f"{self.base}/evidence.jsonl"
         self.recent_evidence.append((line, item))
-        self.evidence_step_refs.setdefault(item.step, Reference(relpath, line))
+        if item.step not in self.evidence_step_refs:
+            self.evidence_step_refs[item.step] = Reference(self.evidence_path, line)
         if item.verdict == "pass":
             self.passed_steps.add(item.step)
         if item.artifact is not None:
             artifact = f"{self.base}/artifacts/{item.artifact.path}"
-            self.artifact_refs.setdefault(artifact, (item.artifact, Reference(relpath, line)))
+            if artifact not in self.artifact_refs:
+                reference = Reference(self.evidence_path, line)
+                self.artifact_refs[artifact] = (item.artifact, reference)
 
     # ---- applying file changes -------------------------------------------------------
 

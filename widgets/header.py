@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -22,6 +23,11 @@ class HudHeader(Static):
     def __init__(self) -> None:
         super().__init__(id="hud-header")
         self._shown: Text | None = None
+        self._last: dict[str, Any] | None = None
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(**self._last)
 
     def show(
         self,
@@ -34,11 +40,24 @@ class HudHeader(Static):
         read_only: bool,
         variables: Mapping[str, str] | None = None,
     ) -> None:
-        """Update the bar; does nothing when the text would not change."""
+        """Update the bar; does nothing when the text would not change.
+
+        What needs attention comes first; the directory last, cut from the left
+        (`…/state`) to fit the width.
+        """
+        self._last = {
+            "directory": directory,
+            "counts": counts,
+            "problems": problems,
+            "pending": pending,
+            "live": live,
+            "read_only": read_only,
+            "variables": variables,
+        }
         text = Text()
-        text.append("HUD ", style="bold")
-        text.append_text(safe(directory))
-        text.append("  ")
+        if read_only:
+            text.append(" READ-ONLY ", style="bold reverse")
+            text.append(" ")
         text.append("● live" if live else "○ not watching", style="bold" if live else "dim")
         for status, count in counts.items():
             if count:
@@ -50,9 +69,13 @@ class HudHeader(Static):
             text.append(f" ? {pending} approvals ", style="bold reverse")
         if problems:
             text.append(f"  ⚠ {problems} problems", style="bold")
-        if read_only:
+        room = max(0, (self.size.width or 80) - 2 - text.cell_len - 2)
+        if room >= 8:
+            place = safe(directory)
+            if place.cell_len > room:
+                place = Text("…") + place[place.cell_len - room + 1 :]
             text.append("  ")
-            text.append(" READ-ONLY ", style="bold reverse")
+            text.append_text(place)
         if text != self._shown:
             self._shown = text
             self.update(text)

@@ -18,10 +18,9 @@ from widgets.status import status_text
 COLUMNS: tuple[tuple[str, str, int, int], ...] = (
     ("status", "Status", 11, 11),
     ("title", "Mission", 0, 0),
-    ("step", "Step", 13, 26),
-    ("plan", "Plan", 4, 4),
+    ("step", "Plan·step", 14, 30),
     ("pending", "Appr", 4, 4),
-    ("budget", "Budget", 9, 16),
+    ("budget", "Budget", 8, 16),
     ("last", "Last", 4, 5),
     ("problems", "Prob", 4, 4),
 )
@@ -76,18 +75,19 @@ class MissionTable(DataTable[Text]):
         self.refresh(layout=True)
 
     def cells(self, summary: MissionSummary, now: datetime) -> tuple[Text, ...]:
-        step = Text()
+        step = Text(f"v{summary.plan_version} " if summary.plan_version else "", style="dim")
         if summary.current_step is not None:
             step.append_text(status_text(summary.step_state or "", self.variables, word=False))
             step.append(" ")
             step.append_text(safe(summary.current_step))
+        elif not summary.plan_version:
+            step.append("—")
         budget_width = self.columns[ColumnKey("budget")].width
         problems = Text(str(summary.problems) if summary.problems else "", style="bold")
         return (
             status_text(summary.status.value, self.variables),
             safe(summary.title),
             step,
-            Text(f"v{summary.plan_version}" if summary.plan_version else "—"),
             Text(str(summary.pending) if summary.pending else "", style="bold reverse"),
             percent_bar(summary.budget_fraction, budget_width, self.variables),
             Text(age(summary.last_activity, now)),

@@ -280,7 +280,8 @@ class TomlEditorScreen(ModalScreen[str | None]):
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="editor.save", priority=True),
-        Binding("escape", "cancel", "Cancel", id="editor.cancel"),
+        # priority: in a code editor the TextArea would take escape to move focus away
+        Binding("escape", "cancel", "Cancel", id="editor.cancel", priority=True),
     ]
 
     def __init__(self, relpath: str, text: str, error: Invalid | None = None) -> None:

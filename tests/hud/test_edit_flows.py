@@ -302,7 +302,7 @@ async def test_in_app_editor_when_no_editor_is_set_and_invalid_text_is_kept(
         assert "budget.usd" in error and "line" in error and "column" in error
         area = app.screen.query_one(TextArea)
         assert area.text == broken  # the text is kept for re-editing
-        assert area.cursor_location[0] == broken.splitlines().index('usd = "ten"') - 1 + 1
+        assert area.cursor_location == (broken.splitlines().index('usd = "ten"'), 0)
         area.load_text(broken.replace('usd = "ten"', "usd = 12.5"))
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, MissionScreen))

@@ -444,7 +444,10 @@ def test_off_schema_edit_is_rejected_with_line(root: Path) -> None:
     bad = 'schema = 1\n\n[budget]\nusd = 5\n\n[[rule]]\nid = "r"\nrule = "x"\nseverity = "fatal"\n'
     with pytest.raises(Invalid, match=r"rule\.0\.severity") as caught:
         make_writer(root).replace(CONSTRAINTS, bad, sha(before))
-    assert caught.value.line == 6
+    assert caught.value.line == 9  # the nested key's own line, inside its table
+    with pytest.raises(Invalid, match=r"budget\.usd") as caught:
+        make_writer(root).replace(CONSTRAINTS, 'schema = 1\n\n[budget]\nusd = "5"\n', sha(before))
+    assert caught.value.line == 4
     with pytest.raises(Invalid, match="nan"):
         make_writer(root).replace(CONSTRAINTS, "schema = 1\n[budget]\nusd = nan\n", sha(before))
     assert (root / CONSTRAINTS).read_bytes() == before
