@@ -8,6 +8,7 @@ is detected, and `seq` contiguity and the sha256 chain are verified as lines arr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -58,14 +59,18 @@ class Loaded(Generic[T]):
     problems: list[Problem] = field(default_factory=list)
 
 
-def resolve_inside(root: Path, relpath: str) -> Path | Problem:
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    return os.path.join(os.path.realpath(root), "")
+
+
+def resolve_inside(root: Path, relpath: str) -> str | Problem:
     """The real path of `relpath`, or a Problem when it is a symlink leaving `root`."""
-    path = root / relpath
     try:
-        real = path.resolve(strict=True)
+        real = os.path.realpath(os.path.join(root, relpath), strict=True)
     except (OSError, RuntimeError) as exc:
         return Problem(relpath, None, "unreadable", f"cannot resolve: {exc}", "check the path")
-    if not real.is_relative_to(root.resolve()):
+    if not real.startswith(_real_root(str(root))):
         return Problem(
             relpath,
             None,
@@ -86,7 +91,7 @@ def read_bytes(root: Path, relpath: str, cap: int | None = None) -> bytes | Prob
     if isinstance(real, Problem):
         return real
     try:
-        info = real.stat()
+        info = os.stat(real)
         if not stat.S_ISREG(info.st_mode):
             return Problem(relpath, None, "not-a-file", "not a regular file", "remove it")
         if info.st_size > cap:
@@ -238,15 +243,15 @@ def unknown_field_problems(relpath: str, record: BaseModel, line: int | None) ->
     ]
 
 
-def _collect_extra(value: Any, prefix: str, found: list[str]) -> None:
-    if isinstance(value, BaseModel):
-        for name in value.model_extra or {}:
-            found.append(prefix + name)
-        for name in type(value).model_fields:
-            _collect_extra(getattr(value, name), f"{prefix}{name}.", found)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_extra(item, prefix, found)
+def _collect_extra(value: BaseModel, prefix: str, found: list[str]) -> None:
+    found.extend(prefix + name for name in value.__pydantic_extra__ or ())
+    for name in type(value).model_fields:
+        item = getattr(value, name)
+        if isinstance(item, BaseModel):
+            _collect_extra(item, f"{prefix}{name}.", found)
+        elif isinstance(item, list) and item and isinstance(item[0], BaseModel):
+            for element in item:
+                _collect_extra(element, f"{prefix}{name}.", found)
 
 
 def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:

@@ -83,17 +83,17 @@ class Document(Record):
 
 
 class Scope(Record):
-    include: list[str] = []
-    exclude: list[str] = []
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
 
 
 class Intent(Document):
     title: str = Field(min_length=1)
     objective: str = ""
-    non_goals: list[str] = []
-    scope: Scope = Scope()
-    success_evidence: list[str] = []
-    open_decisions: list[str] = []
+    non_goals: list[str] = Field(default_factory=list)
+    scope: Scope = Field(default_factory=Scope)
+    success_evidence: list[str] = Field(default_factory=list)
+    open_decisions: list[str] = Field(default_factory=list)
     created_by: str = ""
     created_at: Timestamp | None = None
     revision: int = Field(default=1, ge=1)
@@ -116,20 +116,20 @@ class Budget(Record):
 
 
 class ApprovalPolicy(Record):
-    auto: list[Risk] = []
+    auto: list[Risk] = Field(default_factory=list)
     valid_for_seconds: int = Field(default=3600, gt=0)
 
 
 class Tools(Record):
-    allow: list[str] = []
-    deny: list[str] = []
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
 
 
 class Constraints(Document):
-    rule: list[Rule] = []
-    budget: Budget = Budget()
-    approval: ApprovalPolicy = ApprovalPolicy()
-    tools: Tools = Tools()
+    rule: list[Rule] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    tools: Tools = Field(default_factory=Tools)
     revision: int = Field(default=1, ge=1)
     edited_by: str = ""
     edited_at: Timestamp | None = None
@@ -161,7 +161,7 @@ class Settings(Document):
     stale_after_seconds: int = Field(default=600, gt=0)
     theme: str = "hud-dark"
     bell: bool = False
-    keys: dict[str, str] = {}
+    keys: dict[str, str] = Field(default_factory=dict)
 
 
 # ---- agent-owned --------------------------------------------------------------------
@@ -170,7 +170,7 @@ class Settings(Document):
 class PlanStep(Record):
     id: StepId
     title: str
-    depends_on: list[StepId] = []
+    depends_on: list[StepId] = Field(default_factory=list)
     risk: Risk = "read_only"
     effect: str = ""
     verification: str = ""
@@ -183,9 +183,9 @@ class Plan(Document):
     created_at: Timestamp
     author: str
     reason: str = ""
-    assumptions: list[str] = []
+    assumptions: list[str] = Field(default_factory=list)
     steps: list[PlanStep]
-    expected_evidence: list[str] = []
+    expected_evidence: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _replan_needs_reason(self) -> Plan:
@@ -224,7 +224,7 @@ class AttemptEvent(EventBase):
     attempt: int = Field(ge=1)
     phase: Literal["started", "finished"]
     tool: str
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = Field(default_factory=dict)
     idempotency_key: str = ""
     approval: str | None = None
     effect_possible: bool = False
@@ -295,9 +295,9 @@ class Handoff(Document):
     plan_version: int | None = Field(default=None, ge=1)
     current_step: str | None = None
     summary: str = ""
-    verified: list[str] = []
-    blockers: list[str] = []
-    next_steps: list[str] = []
+    verified: list[str] = Field(default_factory=list)
+    blockers: list[str] = Field(default_factory=list)
+    next_steps: list[str] = Field(default_factory=list)
     resume_after_seq: int = Field(default=0, ge=0)
 
 

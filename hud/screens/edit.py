@@ -106,7 +106,8 @@ class NewMissionScreen(ModalScreen[str | None]):
         NewMissionScreen .row > Input:focus, NewMissionScreen .row > TextArea:focus {
             background: $primary 25%; }
         NewMissionScreen .row > Input.-invalid { color: $error; }
-        NewMissionScreen .below { padding: 0 0 0 18; height: auto; }
+        NewMissionScreen .row > Input.-invalid:focus { border: none; }
+        NewMissionScreen .below { padding: 0 0 0 19; height: auto; }
         NewMissionScreen .section { text-style: bold; padding: 1 0 0 0; height: auto; }
         NewMissionScreen .gap { height: 1; }
         """,
@@ -192,6 +193,8 @@ class NewMissionScreen(ModalScreen[str | None]):
         message = "; ".join(failures) if failures and (field.value or not only_if_typed) else ""
         error.update(Text(f"✗ {message}") if message else "")
         error.display = bool(message)
+        if message and field.has_focus:
+            self.call_after_refresh(error.scroll_visible, animate=False)
         return not failures
 
     # ---- submit --------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import sys
 import time
 from collections.abc import Sequence
@@ -24,14 +25,26 @@ class PtyHud:
     """A `hud` process on a 80x24 (or other) pty, with its screen emulated by pyte."""
 
     def __init__(self, args: Sequence[str], cols: int = 80, rows: int = 24) -> None:
+        self._start(hud_command(*args), cols, rows)
+
+    @classmethod
+    def spawn(cls, argv: Sequence[str], cols: int = 80, rows: int = 24) -> PtyHud:
+        """Any command line (not only `hud`) on a pty."""
+        self = cls.__new__(cls)
+        self._start(list(argv), cols, rows)
+        return self
+
+    @staticmethod
+    def hud_argv(*args: str) -> list[str]:
+        return hud_command(*args)
+
+    def _start(self, argv: list[str], cols: int, rows: int) -> None:
         env = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor", TZ="UTC")
         env.pop("NO_COLOR", None)
         env.pop("TEXTUAL_THEME", None)
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
-        self.process = ptyprocess.PtyProcess.spawn(
-            hud_command(*args), dimensions=(rows, cols), env=env
-        )
+        self.process = ptyprocess.PtyProcess.spawn(argv, dimensions=(rows, cols), env=env)
         self.received = 0
 
     def pump(self, seconds: float = 0.1) -> None:
@@ -42,8 +55,6 @@ class PtyHud:
             if not self.process.isalive():
                 break
             try:
-                import select
-
                 ready, _, _ = select.select([self.process.fd], [], [], remaining)
                 if not ready:
                     continue

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static, TabbedContent, TextArea
-from tests.hud.conftest import until
 
 import hud.editing as editing
 from hud.app import HudApp
@@ -26,6 +25,7 @@ from hud.screens.edit import (
 from hud.screens.history import HistoryScreen
 from hud.screens.mission import MissionScreen
 from store.human import HumanWriter
+from tests.hud.conftest import until
 from widgets.mission_table import MissionTable
 
 ALPHA_INTENT = "missions/alpha/intent.toml"
