@@ -20,11 +20,12 @@ from store.derive import MissionStatus
 from store.human import HumanWriter, writer_for
 from store.summary import MissionSummary, summarize
 from store.watch import watch_batches
-from store.workspace import Workspace, utc_now
+from store.workspace import Workspace, group_by_mission, utc_now
 from themes import DEFAULT_THEME, STYLESHEET, register_themes
 from widgets.safe_text import safe_str
 
 TICK_SECONDS = 15.0
+SCAN_CHUNK = 200
 
 
 class HudApp(App[None]):
@@ -95,9 +96,30 @@ class HudApp(App[None]):
 
     @work(thread=True, exclusive=True, group="scan")
     def scan(self) -> None:
-        """Index the whole directory off the event loop; the UI waits for `scanned`."""
-        self.workspace.scan()
+        """Index the directory off the event loop, SCAN_CHUNK missions at a time.
+
+        Each chunk is built in a Workspace of its own and handed to the event loop,
+        which absorbs it: rows appear while a large directory is still being read,
+        and no thread ever touches the app's workspace or widgets.
+        """
+        workspace = self.workspace
+        missions, other = group_by_mission(workspace.walk())
+        self.call_from_thread(self._absorb_paths, other)
+        ids = sorted(missions)
+        for start in range(0, len(ids), SCAN_CHUNK):
+            part = Workspace(workspace.root, workspace.clock)
+            part.apply(
+                path for mission in ids[start : start + SCAN_CHUNK] for path in missions[mission]
+            )
+            self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
+
+    def _absorb_paths(self, paths: list[str]) -> None:
+        self.workspace.apply(paths)
+        self._publish(None)
+
+    def _absorb(self, part: Workspace) -> None:
+        self._publish(self.workspace.absorb(part))
 
     def _scan_done(self) -> None:
         self.scanned.set()

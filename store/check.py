@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +17,7 @@ from store.derive import MissionStatus
 from store.load import resolve_inside
 from store.mission import MissionState
 from store.problems import Problem
-from store.workspace import Workspace
+from store.workspace import Workspace, group_by_mission
 
 PARALLEL_BYTES = 16 * 1024 * 1024
 Progress = Callable[[int, int], None]
@@ -122,18 +122,6 @@ def _check_missions(root: str, paths: list[str]) -> tuple[dict[str, MissionRepor
     return reports, loose
 
 
-def _by_mission(paths: Iterable[str]) -> tuple[dict[str, list[str]], list[str]]:
-    missions: dict[str, list[str]] = {}
-    other: list[str] = []
-    for rel in paths:
-        parts = rel.split("/", 2)
-        if len(parts) >= 3 and parts[0] == "missions":
-            missions.setdefault(parts[1], []).append(rel)
-        else:
-            other.append(rel)
-    return missions, other
-
-
 def _size(root: Path, rel: str) -> int:
     try:
         return os.lstat(root / rel).st_size
@@ -155,7 +143,7 @@ def _chunks(weights: dict[str, int], count: int) -> list[list[str]]:
 def check(root: Path, progress: Progress | None = None, jobs: int | None = None) -> Report:
     """Check every invariant of the state directory at `root`."""
     workspace = Workspace(root)
-    missions, other = _by_mission(workspace.walk())
+    missions, other = group_by_mission(workspace.walk())
     workspace.apply(other)
     external = workspace.external_problems()  # SMALL and loopexec: reported as missions
     report = Report(

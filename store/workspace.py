@@ -85,6 +85,16 @@ class Workspace:
                 else:
                     yield rel
 
+    def absorb(self, part: Workspace) -> set[str]:
+        """Take over the missions (and their unknown files) a partial scan built.
+
+        Lets a large scan run in chunks off the event loop: each chunk indexes some
+        missions in a Workspace of its own, and the owner absorbs it when it is done.
+        """
+        self.missions.update(part.missions)
+        self.unknown.update(part.unknown)
+        return set(part.missions)
+
     def apply(self, relpaths: Iterable[str]) -> set[str]:
         """Bring the index up to date for these paths; returns the missions touched."""
         touched: set[str] = set()
@@ -153,6 +163,10 @@ class Workspace:
             )
         elif path.is_dir():
             if len(parts) == 2 and parts[0] == "missions" and path.is_symlink():
+                return None
+            if KNOWN_DIRS.match(rel) and not path.is_symlink():
+                # a layout folder appearing (a new mission, its first history/): not a problem
+                self.unknown.pop(rel, None)
                 return None
             problem = Problem(
                 rel,
@@ -236,3 +250,16 @@ def _safe_folder(rel: str) -> bool:
     """False for a folder under missions/ whose mission id is unsafe (say `a..b`)."""
     parts = rel.split("/", 2)
     return len(parts) < 2 or parts[0] != "missions" or safe_mission_id(parts[1])
+
+
+def group_by_mission(paths: Iterable[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Paths under `missions/<id>/`, by mission id; and all other paths."""
+    missions: dict[str, list[str]] = {}
+    other: list[str] = []
+    for rel in paths:
+        parts = rel.split("/", 2)
+        if len(parts) >= 3 and parts[0] == "missions":
+            missions.setdefault(parts[1], []).append(rel)
+        else:
+            other.append(rel)
+    return missions, other

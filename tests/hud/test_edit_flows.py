@@ -128,6 +128,9 @@ async def test_new_mission_form_creates_both_files_and_the_row_appears(
         await pilot.press("ctrl+s")
         await until(pilot, lambda: not isinstance(app.screen, NewMissionScreen))
         await until(pilot, lambda: "ship-the-new-api" in rows(app))
+        await pilot.pause(0.3)  # the watcher sees the new folder: not a problem
+        assert app.workspace.unknown == {}
+        assert app.summaries["ship-the-new-api"].problems == 0
 
     folder = state_dir / "missions/ship-the-new-api"
     intent = tomllib.loads((folder / "intent.toml").read_text())
@@ -212,6 +215,8 @@ async def test_edit_intent_in_external_editor_saves_as_written_with_history(
         history = state_dir / "missions/alpha/history/intent.r1.toml"
         await until(pilot, history.exists)
         await until(pilot, lambda: "sharper" in (app.workspace.missions["alpha"].intent.text or ""))
+        await pilot.pause(0.3)  # the watcher sees history/ appear: not a problem
+        assert app.workspace.unknown == {}
     text = (state_dir / ALPHA_INTENT).read_text()
     assert '# why: the old one was vague\nobjective = "a sharper objective"  # reviewed\n' in text
     data = tomllib.loads(text)
