@@ -21,8 +21,10 @@ def main() -> None:
     started = time.perf_counter()
     index = Workspace(root)
     index.scan()
-    print(f"scan of one 1,000,000-line log: {time.perf_counter() - started:.2f} s, "
-          f"peak RSS {self_peak_mib():.0f} MiB")
+    print(
+        f"scan of one 1,000,000-line log: {time.perf_counter() - started:.2f} s, "
+        f"peak RSS {self_peak_mib():.0f} MiB"
+    )
     mission = next(iter(index.missions))
     rel = f"missions/{mission}/events.jsonl"
     writer = AgentWriter(root, mission, "bench-agent")

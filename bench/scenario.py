@@ -31,12 +31,29 @@ def _mission(root: Path, mission_id: str, lines: int) -> None:
             at = T0 + timedelta(seconds=n)
             step = STEPS[n % len(STEPS)]["id"]
             if n % 10 == 9:
-                log.append(at, {"type": "usage", "actor": "bench-agent", "usd": n / 1000,
-                                "tokens": n * 10, "steps": n // 10})
+                log.append(
+                    at,
+                    {
+                        "type": "usage",
+                        "actor": "bench-agent",
+                        "usd": n / 1000,
+                        "tokens": n * 10,
+                        "steps": n // 10,
+                    },
+                )
             else:
                 state = "running" if n % 2 else "verifying"
-                log.append(at, {"type": "step", "actor": "bench-agent", "step": step,
-                                "plan_version": 1, "state": state, "reason": "bench"})
+                log.append(
+                    at,
+                    {
+                        "type": "step",
+                        "actor": "bench-agent",
+                        "step": step,
+                        "plan_version": 1,
+                        "state": state,
+                        "reason": "bench",
+                    },
+                )
 
 
 def workspace(missions: int, lines_each: int) -> Path:

@@ -294,7 +294,10 @@ class _TextSource:
         self.command = editor_command()
         self.external = self.command is not None
 
-    async def edit(self, text: str, error: Invalid | None) -> str | None:
+    async def edit(
+        self, text: str, error: Invalid | None, baseline: str | None = None
+    ) -> str | None:
+        """The operator's edit of `text` (None: given up); `baseline` is what is on disk."""
         from hud.screens.edit import InvalidScreen, TomlEditorScreen
 
         if self.command is not None and self.external:
@@ -310,7 +313,8 @@ class _TextSource:
                 message = f"{exc}; using the in-app editor"
             self.external = False
             self.app.notify(message, severity="warning", markup=False)
-        return await self.app.push_screen_wait(TomlEditorScreen(self.relpath, text, error))
+        editor = TomlEditorScreen(self.relpath, text, error, baseline)
+        return await self.app.push_screen_wait(editor)
 
 
 async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | None:
@@ -334,7 +338,7 @@ async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | Non
     source = _TextSource(app, relpath, f"{mission_id}-{kind.value}.toml")
     error: Invalid | None = None
     while True:
-        edited = await source.edit(text, error)
+        edited = await source.edit(text, error, original)
         if edited is None:
             app.notify(f"{relpath}: edit abandoned; nothing written", markup=False)
             return None
@@ -393,7 +397,8 @@ def _create_from_text(app: HudApp, relpath: str, text: str) -> Saved:
 def _announce(app: HudApp, saved: Saved) -> None:
     app.wrote([p for p in (saved.relpath, saved.history) if p])
     if saved.history:
-        message = f"saved {saved.relpath} as revision {saved.revision}; kept {saved.history}"
+        kept = saved.history.rsplit("/", 1)[-1]
+        message = f"saved {saved.relpath} as revision {saved.revision} ({kept} kept in history/)"
     else:
         message = f"saved {saved.relpath}"
     app.notify(message, markup=False)

@@ -24,10 +24,13 @@ class MissionSummary:
     last_activity: datetime | None
     problems: int
 
-    def sort_key(self) -> tuple[int, float, str]:
-        """Most urgent first, then most recently active, then by id."""
-        recency = -self.last_activity.timestamp() if self.last_activity else 0.0
-        return (self.status.urgency, recency, self.id)
+    def sort_key(self) -> tuple[int, int, str]:
+        """Most urgent first, then most recently active by the minute, then by id.
+
+        Recency counts in whole minutes so that rows do not jump at every event.
+        """
+        minute = -int(self.last_activity.timestamp() // 60) if self.last_activity else 0
+        return (self.status.urgency, minute, self.id)
 
 
 def current_step(mission: MissionState) -> tuple[str | None, str | None]:

@@ -38,6 +38,7 @@ class HudHeader(Static):
         pending: int,
         live: bool,
         read_only: bool,
+        scanning: bool = False,
         variables: Mapping[str, str] | None = None,
     ) -> None:
         """Update the bar; does nothing when the text would not change.
@@ -52,13 +53,17 @@ class HudHeader(Static):
             "pending": pending,
             "live": live,
             "read_only": read_only,
+            "scanning": scanning,
             "variables": variables,
         }
         text = Text()
         if read_only:
             text.append(" READ-ONLY ", style="bold reverse")
             text.append(" ")
-        text.append("● live" if live else "○ not watching", style="bold" if live else "dim")
+        if scanning:
+            text.append("◌ scanning", style="bold")
+        else:
+            text.append("● live" if live else "○ not watching", style="bold" if live else "dim")
         for status, count in counts.items():
             if count:
                 text.append("  ")

@@ -72,5 +72,6 @@ class HudScreen(Screen[None]):
             pending=sum(s.pending for s in summaries),
             live=self.hud.watching,
             read_only=self.hud.read_only,
+            scanning=not self.hud.scanned.is_set(),
             variables=self.app.theme_variables,
         )

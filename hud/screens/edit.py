@@ -6,6 +6,7 @@ Every text shown here that came from a file goes through `safe`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -254,6 +255,9 @@ class NewMissionScreen(ModalScreen[str | None]):
 # ---- in-app TOML editor ------------------------------------------------------------------------
 
 
+_AT = re.compile(r" \(at line \d+, column \d+\)")
+
+
 def _code_area(text: str) -> TextArea:
     """A TOML editor: highlighted where tree-sitter knows TOML, plain text otherwise."""
     try:
@@ -263,17 +267,23 @@ def _code_area(text: str) -> TextArea:
 
 
 def invalid_message(error: Invalid) -> str:
+    """`line 3, column 7: what is wrong`, without tomllib's own `(at line 3, column 7)`."""
+    reason = _AT.sub("", error.reason)
     where = []
     if error.line is not None:
         where.append(f"line {error.line}")
     if error.column is not None:
         where.append(f"column {error.column}")
     prefix = ", ".join(where)
-    return f"{prefix}: {error.reason}" if prefix else error.reason
+    return f"{prefix}: {reason}" if prefix else reason
 
 
 class TomlEditorScreen(ModalScreen[str | None]):
-    """Edit a TOML text in the app; ctrl+s returns it, esc (twice if changed) gives up."""
+    """Edit a TOML text in the app; ctrl+s returns it, esc (twice if changed) gives up.
+
+    `baseline` is the text on disk: when the text differs from it (an unsaved edit, or
+    an invalid one brought back), the first esc only warns.
+    """
 
     DEFAULT_CSS = dialog_css(
         "TomlEditorScreen",
@@ -287,11 +297,14 @@ class TomlEditorScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="editor.cancel", priority=True),
     ]
 
-    def __init__(self, relpath: str, text: str, error: Invalid | None = None) -> None:
+    def __init__(
+        self, relpath: str, text: str, error: Invalid | None = None, baseline: str | None = None
+    ) -> None:
         super().__init__()
         self.relpath = relpath
         self.text = text
         self.error = error
+        self.baseline = text if baseline is None else baseline
         self._armed_cancel = False
 
     def compose(self) -> ComposeResult:
@@ -328,7 +341,7 @@ class TomlEditorScreen(ModalScreen[str | None]):
         self.dismiss(self.area.text)
 
     def action_cancel(self) -> None:
-        if self.area.text != self.text and not self._armed_cancel:
+        if self.area.text != self.baseline and not self._armed_cancel:
             self._armed_cancel = True
             self.app.notify("unsaved changes: esc again to discard, ctrl+s to save", timeout=3)
             return

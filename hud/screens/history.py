@@ -23,6 +23,8 @@ from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.tabs.common import moment
 
+MAX_ROWS = 8
+"""Revisions listed without scrolling the table; the diff gets the rest."""
 COLUMNS = (("mark", "", 1), ("doc", "document", 11), ("rev", "rev", 4), ("who", "who", 22))
 
 
@@ -31,7 +33,7 @@ class HistoryScreen(HudScreen):
 
     DEFAULT_CSS = """
     HistoryScreen #history-title { height: 1; padding: 0 1; text-style: bold; }
-    HistoryScreen #revisions { height: auto; max-height: 9; }
+    HistoryScreen #revisions { height: 2; }
     HistoryScreen #diff-title { height: 1; padding: 0 1; background: $panel; }
     HistoryScreen #diff { height: 1fr; padding: 0 1; }
     """
@@ -95,6 +97,7 @@ class HistoryScreen(HudScreen):
         table.clear()
         for relpath, revision in listed.items():
             table.add_row(*self._cells(revision), key=relpath)
+        table.styles.height = min(len(listed), MAX_ROWS) + 1
         if cursor in listed:
             table.move_cursor(row=table.get_row_index(cursor))
         title = Text(f"History of {self.mission_id}: ", style="bold")
@@ -112,7 +115,7 @@ class HistoryScreen(HudScreen):
             who = Text(f"{revision.action} by ")
             who.append_text(safe(revision.by))
         else:
-            who = Text("unknown", style="dim")
+            who = Text("not recorded", style="dim")
         when = Text(moment(revision.at))
         if revision.current:
             when.append("  current", style="bold")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -115,17 +116,24 @@ class MissionScreen(HudScreen):
     def action_edit_intent(self) -> None:
         from hud.editing import edit_document
 
-        self.run_worker(edit_document(self.hud, self.mission_id, Kind.INTENT), group="edit")
+        self._edit(edit_document(self.hud, self.mission_id, Kind.INTENT))
 
     def action_edit_constraints(self) -> None:
         from hud.editing import edit_document
 
-        self.run_worker(edit_document(self.hud, self.mission_id, Kind.CONSTRAINTS), group="edit")
+        self._edit(edit_document(self.hud, self.mission_id, Kind.CONSTRAINTS))
 
     def action_adjust_budget(self) -> None:
         from hud.editing import adjust_budget
 
-        self.run_worker(adjust_budget(self.hud, self.mission_id), group="edit")
+        self._edit(adjust_budget(self.hud, self.mission_id))
+
+    def _edit(self, flow: Coroutine[Any, Any, object]) -> None:
+        """Run one editing flow at a time (a key pressed twice starts nothing more)."""
+        if any(w.group == "edit" and not w.is_finished for w in self.workers):
+            flow.close()
+            return
+        self.run_worker(flow, group="edit")
 
     def action_history(self) -> None:
         from hud.screens.history import HistoryScreen

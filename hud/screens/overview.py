@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Input
-from textual.widgets.data_table import RowDoesNotExist
+from textual.widgets import Footer, Input
 
 from hud.screens.base import HudScreen, writes
 from store.summary import MissionSummary
 from widgets.header import HudHeader
 from widgets.mission_table import MissionTable
+from widgets.row_table import RowTable
 
 
 def matches(summary: MissionSummary, needle: str) -> bool:
@@ -31,12 +30,7 @@ class OverviewScreen(HudScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="overview.filter"),
-        Binding("enter", "open", "Open", id="overview.open", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="overview.clear"),
-        Binding("j", "cursor_down", "Down", show=False, id="overview.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="overview.up"),
-        Binding("g", "first", "First", show=False, id="overview.first"),
-        Binding("G", "last", "Last", show=False, id="overview.last"),
         Binding("n", writes("new_mission"), "New mission", id="overview.new"),
     ]
 
@@ -94,29 +88,11 @@ class OverviewScreen(HudScreen):
 
     # ---- navigation -------------------------------------------------------------------
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.hud.open_mission(str(event.row_key.value))
+    def on_row_table_selected(self, event: RowTable.Selected) -> None:
+        self.hud.open_mission(event.key)
 
-    def action_open(self) -> None:
-        """Open the mission under the cursor; in the filter field, go back to the table."""
-        if isinstance(self.focused, Input):
-            self.table.focus()
-            return
-        mission = self.table.selected_mission
-        if mission is not None:
-            self.hud.open_mission(mission)
-
-    def action_cursor_down(self) -> None:
-        self.table.action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self.table.action_cursor_up()
-
-    def action_first(self) -> None:
-        self.table.move_cursor(row=0)
-
-    def action_last(self) -> None:
-        self.table.move_cursor(row=self.table.row_count - 1)
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.table.focus()
 
     # ---- writing ----------------------------------------------------------------------
 
@@ -132,5 +108,5 @@ class OverviewScreen(HudScreen):
     def _select(self, mission_id: str) -> None:
         """Put the cursor on a mission's row, if it is shown."""
         table = self.table
-        with suppress(RowDoesNotExist):
-            table.move_cursor(row=table.get_row_index(mission_id))
+        if mission_id in table.order:
+            table.move_to(table.order.index(mission_id))

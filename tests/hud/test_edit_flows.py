@@ -34,7 +34,7 @@ ALPHA_CONSTRAINTS = "missions/alpha/constraints.toml"
 
 def rows(app: HudApp) -> list[str]:
     table = app.screen.query_one(MissionTable)
-    return [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+    return list(table.order)
 
 
 def shown(app: HudApp, selector: str) -> str:
@@ -307,6 +307,8 @@ async def test_in_app_editor_when_no_editor_is_set_and_invalid_text_is_kept(
         assert "budget.usd" in error and "line" in error and "column" in error
         area = app.screen.query_one(TextArea)
         assert area.text == broken  # the text is kept for re-editing
+        await pilot.press("escape")  # an unsaved edit: the first esc only warns
+        assert isinstance(app.screen, TomlEditorScreen) and app.screen.query_one(TextArea) is area
         assert area.cursor_location == (broken.splitlines().index('usd = "ten"'), 0)
         area.load_text(broken.replace('usd = "ten"', "usd = 12.5"))
         await pilot.press("ctrl+s")

@@ -17,7 +17,7 @@ from widgets.mission_table import MissionTable
 
 def rows(app: HudApp) -> list[str]:
     table = app.screen.query_one(MissionTable)
-    return [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+    return list(table.order)
 
 
 def summary(app: HudApp) -> str:

@@ -251,3 +251,38 @@ def test_tabs_are_the_six_in_order() -> None:
         ("budget", "Budget"),
         ("handoff", "Handoff"),
     ]
+
+
+async def test_tab_keys_have_ids_and_show_in_help(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
+) -> None:
+    from hud.screens.help import key_rows
+
+    root, _ = agent_dir
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        expected = {
+            "2": {"plan.version", "plan.version_newer", "plan.diff", "plan.base"},
+            "3": {"execution.follow", "execution.step", "execution.type", "execution.clear"},
+        }
+        for key, ids in expected.items():
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            shown = {str(row[2]) for row in key_rows(app.screen)}
+            assert ids <= shown, ids - shown
+
+
+async def test_theme_change_keeps_tabs_rendering(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
+) -> None:
+    root, _ = agent_dir
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        for key, expected in zip(
+            "123456", ["Migrate", "v2", "following", "chain", "Budget", "Copied"], strict=True
+        ):
+            await show_tab(pilot, app, key, expected)
+            await pilot.press("ctrl+t")
+            await until(pilot, lambda expected=expected: expected in screen_text(app))

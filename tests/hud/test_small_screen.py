@@ -21,7 +21,7 @@ from widgets.small import PlanTable, Timeline
 
 def rows(app: HudApp) -> list[str]:
     table = app.screen.query_one(MissionTable)
-    return [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+    return list(table.order)
 
 
 def shown(app: HudApp, selector: str) -> str:

@@ -58,7 +58,7 @@ def root() -> Iterator[Path]:
         datetime(2025, 1, 1, 10, 15, tzinfo=UTC),
         [
             ('"move orders to the new cluster"', '"move orders to the new cluster, zero downtime"'),
-            ('["schema changes"]', '["schema changes", "\\u202eevil"]'),
+            ('["schema changes"]', '["schema changes", "\u202eevil"]'),
         ],
     )
     edit(
@@ -102,8 +102,20 @@ async def _form(pilot: Pilot[Any]) -> None:
     tokens.focus()
     await pilot.press(*"1.5")
     await pilot.pause()
+
+
+async def _form_top(pilot: Pilot[Any]) -> None:
+    await _form(pilot)
+    screen = pilot.app.screen
     screen.query_one("#title", Input).focus()
     screen.query_one("#form").scroll_home(animate=False)
+    await pilot.pause()
+
+
+async def _form_error(pilot: Pilot[Any]) -> None:
+    """The budget section, a bad limit marked as typed, and the refused submit."""
+    await _form(pilot)
+    await pilot.press("ctrl+s")
     await pilot.pause()
 
 
@@ -122,7 +134,11 @@ async def _history(pilot: Pilot[Any]) -> None:
 
 
 def test_new_mission_form(snap_compare: Any, root: Path) -> None:
-    assert snap_compare(app_for(root), terminal_size=(80, 24), run_before=_form)
+    assert snap_compare(app_for(root), terminal_size=(80, 24), run_before=_form_top)
+
+
+def test_new_mission_form_error(snap_compare: Any, root: Path) -> None:
+    assert snap_compare(app_for(root), terminal_size=(80, 24), run_before=_form_error)
 
 
 def test_history_diff(snap_compare: Any, root: Path) -> None:

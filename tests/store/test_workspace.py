@@ -160,6 +160,14 @@ def test_unknown_files_come_and_go(workspace: Workspace, state_dir: Path) -> Non
     assert "notes.md" not in {p.path for p in workspace.problems()}
 
 
+def test_layout_folders_appearing_are_not_problems(workspace: Workspace, state_dir: Path) -> None:
+    """A watcher reports new folders too: a new mission's, its first history/."""
+    (state_dir / "missions/delta/history").mkdir(parents=True)
+    (state_dir / "missions/alpha/history").mkdir()
+    workspace.apply(["missions/delta", "missions/delta/history", "missions/alpha/history"])
+    assert workspace.problems() == []
+
+
 def test_transient_files_are_ignored(workspace: Workspace, state_dir: Path) -> None:
     (state_dir / "missions/alpha/.intent.toml.tmp123").write_text("garbage")
     (state_dir / "missions/alpha/events.jsonl.lock").write_text("")
