@@ -10,14 +10,14 @@ from watchfiles import awatch
 
 from store.layout import is_transient
 
-DEBOUNCE_MS = 50
-STEP_MS = 10
+DEBOUNCE_MS = 25
+STEP_MS = 5
 
 
 async def watch_batches(root: Path, stop: asyncio.Event | None = None) -> AsyncIterator[set[str]]:
     """Yield sets of changed paths (relative to `root`, POSIX) as files change.
 
-    Debounce is 50 ms (watchfiles' default is 1,600 ms). Temp and lock files are
+    Debounce is 25 ms (watchfiles' default is 1,600 ms). Temp and lock files are
     dropped; a path appears once per batch whatever happened to it.
     """
     base = root.resolve()

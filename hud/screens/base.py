@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from textual.screen import Screen
@@ -21,6 +22,14 @@ def writes(action: str) -> str:
     """Mark `action` as a write: hidden and refused in read-only mode."""
     WRITE_ACTIONS.add(action)
     return action
+
+
+def home_relative(path: Path) -> str:
+    """`path` with the home directory shown as `~`."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 class HudScreen(Screen[None]):
@@ -66,7 +75,7 @@ class HudScreen(Screen[None]):
             return
         summaries = self.hud.summaries.values()
         headers.first().show(
-            directory=str(workspace.root),
+            directory=home_relative(workspace.root),
             counts=Counter(s.status.value for s in sorted(summaries, key=lambda s: s.sort_key())),
             problems=sum(s.problems for s in summaries) + len(workspace.unknown),
             pending=sum(s.pending for s in summaries),

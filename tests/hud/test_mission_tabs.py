@@ -160,7 +160,7 @@ async def test_every_tab_shows_its_content(
         assert "schema captured" in shown
         assert "✓ ok" in shown or "✓ sha256 ok" in shown
 
-        shown = await show_tab(pilot, app, "5", "Budget")
+        shown = await show_tab(pilot, app, "5", "deadline 2025-01-01 18:00Z")
         assert "$2.50 of $10.00" in shown and "25,000 of 100,000" in shown
 
         shown = await show_tab(pilot, app, "6", "Copied half the rows.")
@@ -225,7 +225,9 @@ async def test_idle_hud_redraws_nothing(
         assert isinstance(screen, MissionScreen)
         tabs = screen.query_one(TabbedContent)
         for key, expected in zip(
-            "123456", ["Migrate", "v2", "following", "chain", "Budget", "Copied"], strict=True
+            "123456",
+            ["Migrate", "v2 (latest)", "following", "chain intact", "deadline", "Copied"],
+            strict=True,
         ):
             await show_tab(pilot, app, key, expected)
             await pilot.pause(0.1)
@@ -281,7 +283,9 @@ async def test_theme_change_keeps_tabs_rendering(
     async with app.run_test(size=(80, 24)) as pilot:
         await open_alpha(pilot, app)
         for key, expected in zip(
-            "123456", ["Migrate", "v2", "following", "chain", "Budget", "Copied"], strict=True
+            "123456",
+            ["Migrate", "v2 (latest)", "following", "chain intact", "deadline", "Copied"],
+            strict=True,
         ):
             await show_tab(pilot, app, key, expected)
             await pilot.press("ctrl+t")

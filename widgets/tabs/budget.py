@@ -160,7 +160,10 @@ def budget_text(
         warning.append(f"{first.name} at {moment(first.exhausted_at, seconds=False)}", style=alert)
         parts.append(warning)
     elif budget.deadline is not None and budget.limits:
-        parts.append(Text("✓ no limit is projected to run out before the deadline", style="dim"))
+        if any(lim.per_hour is not None for lim in budget.limits if lim.name != "time"):
+            parts.append(Text("✓ no limit is projected to run out before the deadline", "dim"))
+        else:
+            parts.append(Text("no projection yet: it needs two usage events", style="dim"))
     parts.append(Text())
     if not budget.limits:
         parts.append(Text("No budget limits: constraints.toml has no [budget].", style="dim"))
@@ -177,6 +180,11 @@ def budget_text(
         if sampled is None:
             parts.append(head)
             parts.append(Text("  no usage events yet", style="dim"))
+            continue
+        if len(usage) < 2:
+            parts.append(head)
+            only = amount(field, float(getattr(usage[-1], field)))
+            parts.append(Text(f"  one usage event so far: {only}", style="dim"))
             continue
         values, start, end = sampled
         head.append(
