@@ -70,7 +70,9 @@ GENESIS = "0" * 64
 class Record(BaseModel):
     """Base of every record: strict types, unknown fields kept for a warning."""
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        strict=True, extra="allow", frozen=True, populate_by_name=True, defer_build=True
+    )
 
 
 class Document(Record):
