@@ -29,7 +29,7 @@ def main() -> None:
     rel = f"missions/{mission}/events.jsonl"
     writer = AgentWriter(root, mission, "bench-agent")
     costs = []
-    for n in range(APPENDS):
+    for _n in range(APPENDS):
         writer.heartbeat()
         started = time.perf_counter()
         index.apply([rel])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -12,10 +13,8 @@ from pathlib import Path
 def _children(pid: int) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
+        with contextlib.suppress(OSError):
             found += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
     return found
 
 

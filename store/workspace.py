@@ -112,6 +112,10 @@ class Workspace:
                 del self.missions[mission_id]
         return touched
 
+    def _project_dir(self) -> bool:
+        """True when the root is a project's folder: it holds .small/ or .loopexec/."""
+        return any((self.root / name).is_dir() for name in (SMALL_DIR, LOOPEXEC_FOLDER))
+
     def _adapter(self, rel: str) -> SmallWorkspace | LoopexecDir | None:
         """The SMALL workspace or loopexec folder that owns `rel`, if one does."""
         if self.small.owns(rel):
@@ -141,6 +145,9 @@ class Workspace:
 
     def _unknown(self, rel: str) -> str | None:
         path = self.root / rel
+        if rel.split("/")[0] != "missions" and self._project_dir():
+            self.unknown.pop(rel, None)  # a project's own files, beside .small or .loopexec
+            return None
         if not os.path.lexists(path):
             self.unknown.pop(rel, None)
             parts = rel.split("/")

@@ -51,6 +51,7 @@ class HistoryScreen(HudScreen):
         self.mission_id = mission_id
         self.revisions: dict[str, Revision] = {}
         self.marked: list[str] = []
+        self._seen: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
@@ -78,7 +79,18 @@ class HistoryScreen(HudScreen):
     def workspace_changed(self, touched: set[str] | None) -> None:
         super().workspace_changed(touched)
         if touched is None or self.mission_id in touched:
-            self.load()
+            signature = self._signature()
+            if signature != self._seen:  # an agent's events alone do not re-read history
+                self._seen = signature
+                self.load()
+
+    def _signature(self) -> tuple[object, ...]:
+        """What the revisions depend on, as the workspace last indexed it."""
+        mission = self.hud.workspace.missions.get(self.mission_id)
+        if mission is None:
+            return ()
+        docs = (mission.intent, mission.constraints)
+        return (*(d.sha256 if d else None for d in docs), frozenset(mission.history))
 
     # ---- data ----------------------------------------------------------------------------
 

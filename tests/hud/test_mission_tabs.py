@@ -90,6 +90,10 @@ def build(root: Path) -> AgentWriter:
     return agent
 
 
+SLOW = 15.0
+"""Seconds to wait for the screen: generous, a loaded CI machine is slow."""
+
+
 def screen_text(app: HudApp) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
@@ -99,15 +103,15 @@ def active_tab(app: HudApp) -> str:
 
 
 async def open_alpha(pilot: Any, app: HudApp) -> None:
-    await until(pilot, lambda: app.screen.query(MissionTable) and app.summaries.get("alpha"))
-    await until(pilot, lambda: app.screen.query_one(MissionTable).row_count == 1)
+    await until(pilot, lambda: bool(app.screen.query(MissionTable)), timeout=SLOW)
+    await until(pilot, lambda: app.screen.query_one(MissionTable).row_count == 1, timeout=SLOW)
     await pilot.press("enter")
-    await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+    await until(pilot, lambda: isinstance(app.screen, MissionScreen), timeout=SLOW)
 
 
 async def show_tab(pilot: Any, app: HudApp, key: str, expected: str) -> str:
     await pilot.press(key)
-    await until(pilot, lambda: expected in screen_text(app))
+    await until(pilot, lambda: expected in screen_text(app), timeout=SLOW)
     return screen_text(app)
 
 
@@ -183,11 +187,11 @@ async def test_execution_shows_appended_event_live(
         rows = view.table.row_count
         agent.clock = lambda: T0 + timedelta(hours=1)
         agent.error("disk full on the replica", "s2")
-        await until(pilot, lambda: "disk full on the replica" in screen_text(app), timeout=3.0)
+        await until(pilot, lambda: "disk full on the replica" in screen_text(app), timeout=SLOW)
         assert view.table.row_count == rows + 1
         assert view.table.cursor_row == rows  # follow mode sticks to the bottom
         await pilot.press("t")  # filter by type: step first
-        await until(pilot, lambda: view.type_filter == "step")
+        await until(pilot, lambda: view.type_filter == "step", timeout=SLOW)
         assert "disk full" not in screen_text(app)
 
 
@@ -209,7 +213,7 @@ async def test_tab_keys_cycle_and_switch(
         assert active_tab(app) == "plan"
         # a tab's keys work as soon as it shows: its widget has the focus
         await pilot.press("v")
-        await until(pilot, lambda: "v1 (older version)" in screen_text(app))
+        await until(pilot, lambda: "v1 (older version)" in screen_text(app), timeout=SLOW)
 
 
 async def test_idle_hud_redraws_nothing(
@@ -289,4 +293,4 @@ async def test_theme_change_keeps_tabs_rendering(
         ):
             await show_tab(pilot, app, key, expected)
             await pilot.press("ctrl+t")
-            await until(pilot, lambda expected=expected: expected in screen_text(app))
+            await until(pilot, lambda e=expected: e in screen_text(app), timeout=SLOW)

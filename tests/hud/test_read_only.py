@@ -203,8 +203,11 @@ async def test_every_key_on_every_screen_writes_nothing(
             done: set[str] = set()
             while todo := sorted(k for k in keys - done if safe_here(k)):
                 for key in todo:
-                    if app.screen is not screen or _tab_of(app.screen) != tab_id:
+                    if app.screen is not screen:
                         screen, tab_id = await enter(name)
+                    elif tab_id is not None and _tab_of(screen) != tab_id:
+                        screen.query_one(TabbedContent).active = tab_id  # back to this tab
+                        await pilot.pause()
                     if not safe_here(key):
                         continue
                     await pilot.press(key)

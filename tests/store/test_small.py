@@ -484,3 +484,14 @@ def test_replace_small_when_the_state_directory_is_the_small_folder(spec: Path) 
     assert writer.replace_small("intent.small.yml", COMMENTED, sha(path)).changed
     with pytest.raises(OwnershipError):
         writer.replace_small(".small/intent.small.yml", COMMENTED, sha(path))
+
+
+def test_a_project_folder_with_small_has_no_unknown_files(spec: Path) -> None:
+    (spec / "README.md").write_text("# project\n")
+    (spec / "src").mkdir()
+    (spec / "src" / "main.go").write_text("package main\n")
+    workspace = Workspace(spec, clock=lambda: SMALL_NOW)
+    workspace.scan()
+    assert workspace.unknown == {}
+    assert workspace.problems() == []
+    assert list(workspace.external_summaries()) == ["small:spec-v1.0.0"]

@@ -1,0 +1,236 @@
+"""Read-only mode: every bound key, on every screen, changes nothing under STATE_DIR.
+
+The test collects the keys of every binding the app and its screens and widgets hold
+(the HUD's own and Textual's), visits every screen (the overview, each mission tab,
+the approvals queue both ways, a request, a hostile request, problems, help) and
+presses each key there, re-opening the screen whenever a key left it. Before and after,
+it takes a snapshot of every file and folder under STATE_DIR: (path, size, mtime_ns,
+sha256); they must be equal. Quitting keys are pressed last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+TIMES: list = []
+import importlib
+import os
+import pkgutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.binding import Binding
+from textual.dom import DOMNode
+from textual.screen import Screen
+from textual.widgets import TabbedContent
+
+from hud.app import HudApp
+from hud.screens.approvals import ApprovalsScreen, RequestScreen
+from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
+from hud.screens.help import HelpScreen
+from hud.screens.mission import MissionScreen
+from hud.screens.mission_views import TABS
+from hud.screens.overview import OverviewScreen
+from hud.screens.problems import ProblemsScreen
+from tests.factory import mission, resume
+from tests.hud.conftest import until
+
+QUITS = {"quit", "app.quit"}
+NEVER = {"suspend_process", "app.suspend_process"}  # would stop the test process
+
+Snapshot = dict[str, tuple[str, int, int, str]]
+
+
+def snapshot(root: Path) -> Snapshot:
+    """Every file and folder under `root`: kind, size, mtime_ns, sha256."""
+    found: Snapshot = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            info = path.lstat()
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if name in files else ""
+            kind = "dir" if name in dirs else "file"
+            found[str(path.relative_to(root))] = (kind, info.st_size, info.st_mtime_ns, digest)
+    info = root.stat()
+    found["."] = ("dir", info.st_size, info.st_mtime_ns, "")
+    return found
+
+
+def all_screen_classes() -> list[type[Any]]:
+    """Every screen class the HUD defines (each module of hud.screens)."""
+    import hud.screens
+
+    for info in pkgutil.iter_modules(hud.screens.__path__):
+        importlib.import_module(f"hud.screens.{info.name}")
+    found: list[type[Any]] = []
+    stack: list[type[Any]] = [Screen]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            stack.append(sub)
+            if sub.__module__.startswith("hud."):
+                found.append(sub)
+    return found
+
+
+def bindings_of(node: DOMNode) -> list[Binding]:
+    return [b for bs in node._bindings.key_to_bindings.values() for b in bs]
+
+
+def class_bindings(classes: list[type[Any]]) -> list[Binding]:
+    found: list[Binding] = []
+    for cls in classes:
+        for base in cls.__mro__:
+            found.extend(Binding.make_bindings(base.__dict__.get("BINDINGS", [])))
+    return found
+
+
+@pytest.fixture
+def hostile_state(state_dir: Path) -> Path:
+    """The shared directory plus a hostile request, a stale one, and a bad file."""
+    beta = resume(state_dir, "beta")
+    beta.request(
+        "r2",
+        args={"cmd": "echo \u202e", "clip": "\x1b]52;c;SGVsbG8=\x07", "[b]x[/b]": "[link=x]y"},
+    )
+    delta = mission(state_dir, "delta", "Hostile \x1b[2J title \u202e")
+    delta.request("d1", risk="irreversible", tool="drop")
+    (state_dir / "missions/delta/plan/v2.json").write_text("{not json")
+    return state_dir
+
+
+async def test_every_key_on_every_screen_writes_nothing(
+    hostile_state: Path,
+    make_app: Callable[..., HudApp],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = hostile_state
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the handoff export key writes to the cwd, never STATE_DIR
+    before = snapshot(root)
+    app = make_app(root, read_only=True)
+    assert app.writer is None and app.read_only
+
+    # Every state to visit: a function that opens it from the overview.
+    def tab(tab_id: str) -> Callable[[], None]:
+        def open_tab() -> None:
+            app.push_screen(MissionScreen("beta"))
+            app.call_after_refresh(
+                lambda: setattr(app.screen.query_one(TabbedContent), "active", tab_id)
+            )
+
+        return open_tab
+
+    def approvals(everything: bool) -> Callable[[], None]:
+        def open_queue() -> None:
+            screen = ApprovalsScreen()
+            screen.everything = everything
+            app.push_screen(screen)
+
+        return open_queue
+
+    def request(mission_id: str, request_id: str) -> Callable[[], None]:
+        return lambda: app.push_screen(RequestScreen(mission_id, request_id))
+
+    def help_over(opener: Callable[[], None]) -> Callable[[], None]:
+        def open_help() -> None:
+            opener()
+            app.call_after_refresh(lambda: app.push_screen(HelpScreen(app.screen)))
+
+        return open_help
+
+    states: dict[str, Callable[[], None]] = {
+        "overview": lambda: None,
+        **{f"mission:{t.id}": tab(t.id) for t in TABS},
+        "approvals": approvals(False),
+        "approvals-all": approvals(True),
+        "request": request("beta", "r1"),
+        "request-hostile": request("beta", "r2"),
+        "request-irreversible": request("delta", "d1"),
+        "problems": lambda: app.push_screen(ProblemsScreen()),
+        "help": help_over(lambda: None),
+        "help-request": help_over(request("beta", "r1")),
+    }
+
+    screen_classes: list[type[Any]] = [HudApp, *all_screen_classes()]
+    assert {OverviewScreen, MissionScreen, ApprovalsScreen, RequestScreen} <= set(screen_classes)
+    assert {ProblemsScreen, HelpScreen, ReasonDialog, ConfirmDialog, TypeToolDialog} <= set(
+        screen_classes
+    )
+    keys: set[str] = set()
+    quit_keys: set[str] = set()
+    pressed: dict[str, int] = {}
+
+    def learn(bindings: list[Binding]) -> None:
+        for binding in bindings:
+            for key in binding.key.split(","):
+                key = key.strip()
+                if binding.action in QUITS:
+                    quit_keys.add(key)
+                elif binding.action not in NEVER:
+                    keys.add(key)
+
+    learn(class_bindings(screen_classes))
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and len(app.summaries) == 4)
+
+        async def enter(name: str) -> tuple[Screen[Any], str | None]:
+            while len(app.screen_stack) > 1:
+                app.pop_screen()
+            await pilot.pause()
+            states[name]()
+            await pilot.pause(0.05)
+            screen = app.screen
+            learn(bindings_of(app))
+            learn(bindings_of(screen))
+            for widget in screen.walk_children():
+                learn(bindings_of(widget))
+            return screen, _tab_of(screen)
+
+        def safe_here(key: str) -> bool:
+            """A key that also quits is pressed only where the screen binds it otherwise."""
+            if key not in quit_keys:
+                return True
+            return any(
+                b.action not in QUITS for b in app.screen._bindings.key_to_bindings.get(key, [])
+            )
+
+        for name in states:
+            screen, tab_id = await enter(name)
+            done: set[str] = set()
+            while todo := sorted(k for k in keys - done if safe_here(k)):
+                for key in todo:
+                    if app.screen is not screen:
+                        screen, tab_id = await enter(name)
+                    elif tab_id is not None and _tab_of(screen) != tab_id:
+                        screen.query_one(TabbedContent).active = tab_id  # back to this tab
+                        await pilot.pause()
+                    if not safe_here(key):
+                        continue
+                    t0 = time.perf_counter()
+                    await pilot.press(key)
+                    TIMES.append((time.perf_counter() - t0, name, key))
+                    done.add(key)
+                    pressed[key] = pressed.get(key, 0) + 1
+                    assert app.is_running, f"{key!r} on {name} stopped the app"
+            assert app.writer is None
+        await pilot.pause(0.2)
+        assert quit_keys, "a quit key is bound"
+        await pilot.press(sorted(quit_keys)[0])
+    after = snapshot(root)
+    import collections; agg=collections.Counter(); [agg.update({n: t}) for t,n,_ in TIMES]; print(len(TIMES), agg.most_common())
+    assert not keys - set(pressed), "every key was pressed"
+    assert {"y", "n", "a", "enter", "escape", "x", "h", "m"} <= set(pressed)
+    assert len(keys) >= 30
+    changed = {k: (before.get(k), after.get(k)) for k in before.keys() | after.keys()}
+    assert {k: v for k, v in changed.items() if v[0] != v[1]} == {}
+
+
+def _tab_of(screen: Screen[Any]) -> str | None:
+    tabs = screen.query(TabbedContent)
+    return tabs.first().active if tabs else None
