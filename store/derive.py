@@ -153,8 +153,16 @@ class Budget:
         )
 
 
+MIN_RATE_SECONDS = 60.0
+"""A burn rate needs usage spread over at least this long; less is noise."""
+
+
 def budget_use(mission: MissionState, now: datetime) -> Budget:
-    """The last usage against the `[budget]` limits, with burn rate and projection."""
+    """The last usage against the `[budget]` limits, with burn rate and projection.
+
+    The rate is the spend between the first and last usage events kept (the last
+    512); exhaustion is projected from the last usage event at that rate.
+    """
     constraints = mission.constraints.record if mission.constraints else None
     if constraints is None:
         return Budget((), None)
@@ -162,7 +170,9 @@ def budget_use(mission: MissionState, now: datetime) -> Budget:
     usage = mission.usage
     last = usage[-1] if usage else None
     first = usage[0] if usage else None
-    hours = (last.at - first.at).total_seconds() / 3600 if last and first else 0.0
+    span = (last.at - first.at).total_seconds() if last and first else 0.0
+    hours = span / 3600 if span >= MIN_RATE_SECONDS else 0.0
+    since = last.at if last else now
     limits: list[Limit] = []
     for name, limit in (("usd", budget.usd), ("tokens", budget.tokens), ("steps", budget.steps)):
         if limit is None:
@@ -170,7 +180,7 @@ def budget_use(mission: MissionState, now: datetime) -> Budget:
         used = float(getattr(last, name)) if last else 0.0
         start = float(getattr(first, name)) if first else 0.0
         rate = (used - start) / hours if hours > 0 else None
-        limits.append(Limit(name, used, float(limit), rate, _projection(used, limit, rate, now)))
+        limits.append(Limit(name, used, float(limit), rate, _projection(used, limit, rate, since)))
     if budget.wall_seconds is not None and mission.first_event_at is not None:
         end = mission.last_event_at if mission.halt is not None else now
         elapsed = max(0.0, ((end or now) - mission.first_event_at).total_seconds())
@@ -182,11 +192,12 @@ def budget_use(mission: MissionState, now: datetime) -> Budget:
 
 
 def _projection(
-    used: float, limit: float, per_hour: float | None, now: datetime
+    used: float, limit: float, per_hour: float | None, since: datetime
 ) -> datetime | None:
+    """When `used` reaches `limit` at `per_hour`, counting from `since`."""
     if per_hour is None or per_hour <= 0:
         return None
     remaining_hours = max(0.0, (limit - used) / per_hour)
     if remaining_hours > 24 * 365 * 10:
         return None
-    return now + timedelta(hours=remaining_hours)
+    return since + timedelta(hours=remaining_hours)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from hud.export import handoff_markdown
 from hud.screens.base import HudScreen, writes
@@ -16,6 +16,8 @@ from hud.screens.mission_views import TABS
 from store.layout import Kind
 from store.mission import MissionState
 from widgets.header import HudHeader
+from widgets.safe_text import safe
+from widgets.status import status_text
 
 
 class MissionScreen(HudScreen):
@@ -42,6 +44,7 @@ class MissionScreen(HudScreen):
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
+        yield Static(id="mission-title")
         with TabbedContent(id="tabs"):
             for index, tab in enumerate(TABS, start=1):
                 with TabPane(f"{index} {tab.title}", id=tab.id):
@@ -63,6 +66,10 @@ class MissionScreen(HudScreen):
             self.notify(f"mission {self.mission_id} is gone", severity="warning")
             self.app.pop_screen()
             return
+        title = status_text(summary.status.value, self.app.theme_variables)
+        title.append(f"  {self.mission_id}  ")
+        title.append_text(safe(summary.title))
+        self.query_one("#mission-title", Static).update(title)
         active = self.query_one(TabbedContent).active
         for tab in TABS:
             if tab.id == active:
