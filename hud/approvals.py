@@ -35,7 +35,7 @@ class ApprovalFeed:
             if mission is not None and mission.decisions:
                 self.seen.observe(mission)
         new = self.pending.update(workspace, touched, workspace.clock())
-        if new:
+        if new and self.app.scanned.is_set():  # what the first scan finds is not news
             self.announce(new)
 
     def announce(self, new: list[tuple[str, str]]) -> None:

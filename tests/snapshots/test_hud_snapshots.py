@@ -1,0 +1,97 @@
+"""Snapshots of the key screens: overview, each mission tab, problems and help, in every
+theme, at 80x24 (reviewers over SSH) and 160x48.
+
+Deterministic: a fixed clock and state directory path, no watcher, TZ and colours
+pinned, no toasts (nothing changes after the scan). Update with
+`pytest --snapshot-update` and look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import TabbedContent
+
+from hud.app import HudApp
+from hud.screens.help import HelpScreen
+from hud.screens.mission import MissionScreen
+from hud.screens.problems import ProblemsScreen
+from tests.factory import T0, mission
+from tests.hud.conftest import until
+from themes import THEMES
+
+ROOT = Path("/tmp/hud-snapshot-main")
+NOW = T0 + timedelta(minutes=5)
+SIZES = [(80, 24), (160, 48)]
+TABS = ["intent", "plan", "execution", "evidence", "budget", "handoff"]
+
+
+@pytest.fixture(autouse=True)
+def _pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+    monkeypatch.setenv("TZ", "UTC")
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    """Four missions: running, waiting on a request, done with a handoff, and broken."""
+    shutil.rmtree(ROOT, ignore_errors=True)
+    ROOT.mkdir(parents=True)
+    alpha = mission(ROOT, "alpha", "Migrate the database")
+    alpha.step("s1", "running")
+    alpha.usage(1.0, 1000, 1)
+    alpha.event("error", message="disk \x1b]0;pwned\x07 nearly full [bold]x[/]", step="s1")
+    beta = mission(ROOT, "beta", "Deploy the service")
+    beta.step("s1", "waiting_for_approval")
+    beta.request("r1")
+    gamma = mission(ROOT, "gamma", "Write the docs")
+    gamma.step("s1", "running")
+    gamma.succeed("s1")
+    gamma.step("s2", "running")
+    gamma.succeed("s2")
+    gamma.handoff(plan_version=1, current_step="s2", verified=["e1", "e2"])
+    mission(ROOT, "delta", "A mission with a broken plan")
+    (ROOT / "missions/delta/plan/v2.json").write_text('{"schema": 1, "version": ')
+    yield ROOT
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
+def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """Wait for the scan, then open `target`: overview, a tab id, problems or help."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, HudApp)
+        await until(pilot, lambda: app.scanned.is_set() and len(app.summaries) == 4)
+        if target in TABS:
+            app.open_mission("gamma")
+            await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+            await pilot.pause()
+            await pilot.press(str(TABS.index(target) + 1))
+            await until(pilot, lambda: app.screen.query_one(TabbedContent).active == target)
+        elif target == "problems":
+            await pilot.press("exclamation_mark")
+            await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        elif target == "help":
+            await pilot.press("question_mark")
+            await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause(0.2)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("theme", list(THEMES))
+@pytest.mark.parametrize("target", ["overview", *TABS, "problems", "help"])
+def test_screen(
+    snap_compare: Any, root: Path, target: str, theme: str, size: tuple[int, int]
+) -> None:
+    app = HudApp(root, clock=lambda: NOW, live=False, theme=theme)
+    assert snap_compare(app, terminal_size=size, run_before=opening(target))
