@@ -83,7 +83,7 @@ class MissionTable(RowTable):
             status_text(summary.status.value, self.variables),
             safe(summary.title),
             step,
-            Text(str(summary.pending) if summary.pending else "", style="bold reverse"),
+            Text(f" {summary.pending} ", style="bold reverse") if summary.pending else Text(""),
             percent_bar(summary.budget_fraction, budget_width, self.variables),
             Text(age(summary.last_activity, self.now)),
             Text(str(summary.problems) if summary.problems else "", style="bold"),
