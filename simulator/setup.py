@@ -16,7 +16,7 @@ import tomli_w
 
 from store.agent import AlreadyExists, write_once
 from store.layout import Kind, doc_path, mission_dir, safe_mission_id
-from store.records import Constraints, Intent
+from store.records import Constraints, Intent, validate
 
 SETUP_BY = "sim-operator"
 
@@ -85,8 +85,8 @@ def write_setup(root: Path, mission: str, brief: Brief, now: datetime) -> None:
         },
         "approval": {"auto": list(brief.auto), "valid_for_seconds": brief.valid_for_seconds},
     }
-    Intent.model_validate(intent)
-    Constraints.model_validate(constraints)
+    validate(Intent, intent)
+    validate(Constraints, constraints)
     for kind, doc in ((Kind.INTENT, intent), (Kind.CONSTRAINTS, constraints)):
         with contextlib.suppress(AlreadyExists):  # a human wrote it first: theirs stands
             write_once(root / doc_path(mission, kind), tomli_w.dumps(doc).encode("utf-8"))

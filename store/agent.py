@@ -70,6 +70,7 @@ from store.records import (
     UsageEvent,
     canonical_json,
     request_digest,
+    validate,
 )
 
 TAIL_BLOCK = 8192
@@ -133,9 +134,9 @@ def _normalize(value: Mapping[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], result)
 
 
-def _validate(model: Callable[[dict[str, Any]], Any], raw: dict[str, Any], what: str) -> Any:
+def _validate(target: Any, raw: dict[str, Any], what: str) -> Any:
     try:
-        record = model(raw)
+        record = validate(target, raw)
     except ValidationError as exc:
         details = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(record)'}: {e['msg']}"
@@ -314,7 +315,7 @@ class LockedLog:
             raw[key] = value
         raw = _normalize(raw)
         adapter = EVENT_ADAPTER if self.kind is Kind.EVENTS else EVIDENCE_ADAPTER
-        record = _validate(adapter.validate_python, raw, f"{self.kind.value} line {seq}")
+        record = _validate(adapter, raw, f"{self.kind.value} line {seq}")
         try:
             line = compact_json(raw)
         except ValueError as exc:  # e.g. a lone surrogate that UTF-8 cannot hold
@@ -723,7 +724,7 @@ class AgentWriter:
                 "expected_evidence": list(expected_evidence),
             }
         )
-        plan = cast(Plan, _validate(Plan.model_validate, raw, f"plan v{number}"))
+        plan = cast(Plan, _validate(Plan, raw, f"plan v{number}"))
         try:
             write_once(self.root / plan_path(self.mission, number), pretty_json(raw))
         except AlreadyExists as exc:
@@ -780,7 +781,7 @@ class AgentWriter:
         if expires_at is not None:
             raw["expires_at"] = rfc3339(expires_at)
         raw = _normalize(raw)
-        request = cast(ApprovalRequest, _validate(ApprovalRequest.model_validate, raw, "request"))
+        request = cast(ApprovalRequest, _validate(ApprovalRequest, raw, "request"))
         canonical_json(raw)  # must have a digest: refuses what canonical JSON cannot hold
         write_once(self.root / request_path(self.mission, request_id), pretty_json(raw))
         return request
@@ -814,6 +815,6 @@ class AgentWriter:
             "resume_after_seq": resume_after_seq,
         }
         raw = _normalize({k: v for k, v in raw.items() if v is not None})
-        handoff = cast(Handoff, _validate(Handoff.model_validate, raw, "handoff"))
+        handoff = cast(Handoff, _validate(Handoff, raw, "handoff"))
         replace_atomically(self.root / doc_path(self.mission, Kind.HANDOFF), pretty_json(raw))
         return handoff

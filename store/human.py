@@ -46,7 +46,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import tomli_w
 from pydantic import BaseModel, ValidationError
@@ -69,6 +69,7 @@ from store.records import (
     Settings,
     request_digest,
     request_snapshot,
+    validate,
 )
 from store.small import write as small_write
 from store.small.layout import FILES as SMALL_FILES
@@ -245,7 +246,7 @@ class HumanWriter:
                 "request_json": request_snapshot(request_raw),
             },
         )
-        return Decision.model_validate(tomllib.loads(saved.text))
+        return cast(Decision, validate(Decision, tomllib.loads(saved.text)))
 
     def replace(self, relpath: str, new_text: str, loaded_sha256: str) -> Saved:
         """Save an edited intent or constraints text, if the file is still what was loaded."""
@@ -343,7 +344,7 @@ class HumanWriter:
         if located.kind is not Kind.DECISION:
             return AlreadyExists(relpath, f"{relpath} already exists", text)
         try:
-            theirs: Decision | None = Decision.model_validate(tomllib.loads(text))
+            theirs: Decision | None = validate(Decision, tomllib.loads(text))
         except (tomllib.TOMLDecodeError, ValidationError):
             theirs = None
         if theirs is None:
@@ -403,7 +404,7 @@ class HumanWriter:
             where = int(column.group(1)) if column else None
             raise Invalid(relpath, parsed.message, parsed.line, where)
         try:
-            model.model_validate(parsed)
+            validate(model, parsed)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             loc = ".".join(str(part) for part in first["loc"])

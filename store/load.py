@@ -27,7 +27,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from store.layout import Kind
 from store.problems import Problem
-from store.records import GENESIS, AttemptEvent, Event, Evidence, LogLine
+from store.records import GENESIS, AttemptEvent, Event, Evidence, LogLine, validate
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -266,14 +266,15 @@ def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
     if not text.strip():
         empty = Problem(relpath, None, "empty", "file is empty", "an agent may be mid-write")
         return Loaded(relpath, None, text=text, sha256=digest, problems=[empty])
-    parsed = parse_toml(relpath, text) if relpath.endswith(".toml") else parse_json(relpath, data)
+    is_toml = relpath.endswith(".toml")
+    parsed = parse_toml(relpath, text) if is_toml else parse_json(relpath, data)
     if isinstance(parsed, Problem):
         return Loaded(relpath, None, text=text, sha256=digest, problems=[parsed])
     if not isinstance(parsed, dict):
         problem = Problem(relpath, 1, "schema", "top level must be an object", "")
         return Loaded(relpath, None, text=text, sha256=digest, problems=[problem])
     try:
-        record = model.model_validate(parsed)
+        record = validate(model, parsed) if is_toml else model.model_validate_json(data)
     except ValidationError as exc:
         problems = validation_problems(relpath, exc)
         return Loaded(relpath, None, raw=parsed, text=text, sha256=digest, problems=problems)
@@ -324,7 +325,7 @@ class LogReader:
         self.root = root
         self.relpath = relpath
         self.adapter = log_adapter(kind)
-        self.validate = self.adapter.validator.validate_python
+        self.validate = self.adapter.validator.validate_json
         self.on_record = on_record
         self.on_reset = on_reset
         self._reset_state()
@@ -498,7 +499,7 @@ class LogReader:
             self._problem(batch, "schema", "a log line must be a JSON object", "")
             return
         try:
-            record: LogLine = self.validate(parsed)
+            record: LogLine = self.validate(line)
         except ValidationError as exc:
             self._report(batch, validation_problems(self.relpath, exc, self.line_no))
             self._advance_seq(parsed.get("seq"), batch)
@@ -579,7 +580,7 @@ class LogReader:
                 out.append((line_no, parsed))
                 continue
             try:
-                out.append((line_no, self.adapter.validate_python(parsed)))
+                out.append((line_no, self.adapter.validate_json(line)))
             except ValidationError as exc:
                 out.append((line_no, validation_problems(self.relpath, exc, line_no)[0]))
         return out

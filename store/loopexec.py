@@ -284,6 +284,18 @@ class LoopexecDir:
         self.heartbeat_problems: list[Problem] = []
         self.unknown: dict[str, Problem] = {}
 
+    @property
+    def empty(self) -> bool:
+        """Nothing read: no run, state, heartbeat or problem."""
+        return not (
+            self.runs
+            or self.unknown
+            or self.latest is not None
+            or self.latest_problems
+            or self.heartbeat is not None
+            or self.heartbeat_problems
+        )
+
     # ---- routing ---------------------------------------------------------------------
 
     def owns(self, rel: str) -> bool:

@@ -9,39 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from datetime import date, datetime, time
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from store.layout import MISSION_ID, REQUEST_ID
 
+M = TypeVar("M", bound=BaseModel)
 
-def _parse_timestamp(value: object) -> object:
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise ValueError("timestamp has no time zone")
-        return value
-    if not isinstance(value, str):
-        raise ValueError("timestamp must be an RFC 3339 string")
-    try:
-        parsed = datetime.fromisoformat(value)  # accepts "Z" since Python 3.11
-    except ValueError as exc:
-        raise ValueError(f"not an RFC 3339 timestamp: {value!r}") from exc
-    if parsed.tzinfo is None:
-        raise ValueError(f"timestamp has no time zone: {value!r}")
-    return parsed
-
-
-def _finite(value: object) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("NaN and Infinity are not allowed")
-    return value
-
-
-Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
-Number = Annotated[float | int, BeforeValidator(_finite)]
+Timestamp = AwareDatetime
+"""RFC 3339 with a zone; parsed natively by pydantic-core (records are validated as JSON)."""
+Number = float | int
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 MissionId = Annotated[str, Field(pattern=rf"^{MISSION_ID}$")]
 RequestId = Annotated[str, Field(pattern=rf"^{REQUEST_ID}$")]
@@ -71,7 +51,12 @@ class Record(BaseModel):
     """Base of every record: strict types, unknown fields kept for a warning."""
 
     model_config = ConfigDict(
-        strict=True, extra="allow", frozen=True, populate_by_name=True, defer_build=True
+        strict=True,
+        extra="allow",
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        allow_inf_nan=False,
     )
 
 
@@ -326,3 +311,30 @@ def request_snapshot(raw: dict[str, Any]) -> str | None:
     (so no raw control or bidi character lands in the TOML), or None over 64 KiB."""
     text = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return text if len(text) <= MAX_SNAPSHOT_BYTES else None
+
+
+def _json_default(value: object) -> str:
+    """TOML gives datetimes: pass them on as RFC 3339 text (naive ones stay naive)."""
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def validate(target: type[M] | TypeAdapter[Any], data: Mapping[str, Any]) -> Any:
+    """Validate parsed data (JSON or TOML) as JSON, the one path every record takes.
+
+    Strict JSON mode parses timestamps natively and refuses NaN and Infinity; TOML
+    datetimes become RFC 3339 text first, so a local (zoneless) one is refused.
+    """
+    payload = json.dumps(data, default=_json_default, ensure_ascii=False).encode()
+    if isinstance(target, TypeAdapter):
+        return target.validate_json(payload)
+    return target.model_validate_json(payload)
+
+
+_TIME: TypeAdapter[datetime] = TypeAdapter(Timestamp)
+
+
+def parse_time(value: object) -> datetime:
+    """A TOML or JSON time value as an aware datetime (ValidationError if it is not one)."""
+    return _TIME.validate_json(json.dumps(value, default=_json_default))

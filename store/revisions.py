@@ -17,17 +17,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from store.layout import Kind, classify, doc_path, mission_dir
 from store.load import decode_utf8, parse_toml, read_bytes
 from store.problems import Problem
-from store.records import Timestamp
+from store.records import parse_time
 
 DOCUMENTS = (Kind.INTENT, Kind.CONSTRAINTS)
 """The documents with revisions, in the order they are listed."""
-
-_TIMESTAMP: TypeAdapter[datetime] = TypeAdapter(Timestamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +137,6 @@ def _when(value: object) -> datetime | None:
     if value is None:
         return None
     try:
-        return _TIMESTAMP.validate_python(value)
+        return parse_time(value)
     except ValidationError:
         return None

@@ -93,7 +93,18 @@ class Workspace:
         """
         self.missions.update(part.missions)
         self.unknown.update(part.unknown)
-        return set(part.missions)
+        touched = set(part.missions)
+        if part.small.present:  # a SMALL workspace or loopexec runs it indexed
+            self.small = part.small
+            touched.add(part.small.id)
+        if not part.loopexec.empty:
+            self.loopexec = part.loopexec
+            touched |= set(part.loopexec.problems_by_id())
+        return touched
+
+    def is_external(self, rel: str) -> bool:
+        """True for a path of the SMALL workspace or the loopexec folder."""
+        return self._adapter(rel) is not None
 
     def apply(self, relpaths: Iterable[str]) -> set[str]:
         """Bring the index up to date for these paths; returns the missions touched."""

@@ -23,7 +23,7 @@ from store.approval_checks import (
 )
 from store.derive import RequestStatus
 from store.human import HumanWriter
-from store.records import Decision, request_digest, request_snapshot
+from store.records import Decision, request_digest, request_snapshot, validate
 from store.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp
 from widgets.safe_text import _TOKEN
@@ -269,7 +269,8 @@ def test_snapshot_is_ascii_and_verified(root: Path, beta: Mission) -> None:
     raw = beta.request("r1", args={"note": "caf\u00e9 \u202e"})
     snapshot = request_snapshot(raw)
     assert snapshot is not None and snapshot.isascii()
-    decision = Decision.model_validate(
+    decision = validate(
+        Decision,
         {
             "schema": 1,
             "request": "r1",
@@ -278,7 +279,7 @@ def test_snapshot_is_ascii_and_verified(root: Path, beta: Mission) -> None:
             "decided_by": "a",
             "decided_at": NOW,
             "request_json": snapshot,
-        }
+        },
     )
     assert snapshot_of(decision) == raw
     forged = decision.model_copy(update={"request_json": snapshot.replace("caf", "cat")})

@@ -25,7 +25,7 @@ from store.human import (
 )
 from store.layout import Kind, Owner, classify, history_path, is_transient
 from store.load import load_document
-from store.records import Constraints, Decision, Intent, request_digest
+from store.records import Constraints, Decision, Intent, request_digest, validate
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 INTENT = "missions/m1/intent.toml"
@@ -322,7 +322,7 @@ def test_edit_keeps_comments_and_layout(root: Path) -> None:
     at = lines.index(stamps[0])
     assert lines[at : at + 3] == stamps
     assert lines[at + 3 :] == ["\n", "# Scope of the work\n", "[scope]\n", 'include = ["src"]\n']
-    record = Intent.model_validate(tomllib.loads(on_disk))
+    record = validate(Intent, tomllib.loads(on_disk))
     assert record.objective == "Ship the thing.\nrevision = 99\n[not.a.table]\n"
     assert (record.revision, record.edited_by, record.edited_at) == (2, "bob", NOW)
 
@@ -373,7 +373,7 @@ def test_conflict_carries_both_texts_and_retry_on_theirs(root: Path) -> None:
     assert conflict.yours == mine and conflict.theirs_sha256 == theirs.sha256
     on_top = conflict.theirs.replace('"Ship"', '"Alice title"')
     saved = make_writer(root, "alice").replace(INTENT, on_top, conflict.theirs_sha256)
-    record = Intent.model_validate(tomllib.loads(saved.text))
+    record = validate(Intent, tomllib.loads(saved.text))
     assert (record.title, record.objective, record.revision) == (
         "Alice title",
         "bob's objective",
@@ -401,7 +401,7 @@ def test_history_keeps_each_previous_revision(root: Path) -> None:
         assert kept.read_text() == text
         loaded = load_document(root, history_path("m1", Kind.CONSTRAINTS, revision), Constraints)
         assert loaded.record is not None and loaded.record.revision == revision
-    assert Constraints.model_validate(tomllib.loads(texts[-1])).revision == 4
+    assert validate(Constraints, tomllib.loads(texts[-1])).revision == 4
     assert sorted(os.listdir(root / "missions/m1/history")) == [
         "constraints.r1.toml",
         "constraints.r2.toml",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from store.human import HumanWriter
 from store.layout import Kind, Owner, classify, history_path, is_transient
-from store.records import Intent
+from store.records import Intent, validate
 
 KILLS = 200
 CALIBRATION = 5
@@ -96,7 +96,7 @@ def check_consistent(root: Path, chain: list[bytes], state: bytes, parsed: set[s
             assert kept <= revision, f"{relpath} is ahead of revision {revision}"
             assert path.read_bytes() == chain[kept - 1], f"{relpath} is not revision {kept}"
             if relpath not in parsed:
-                assert Intent.model_validate(tomllib.loads(path.read_text())).revision == kept
+                assert validate(Intent, tomllib.loads(path.read_text())).revision == kept
                 parsed.add(relpath)
     for kept in range(1, revision):
         assert (root / history_path("m1", Kind.INTENT, kept)).is_file()
@@ -146,7 +146,7 @@ def test_sigkill_during_saves_never_tears(tmp_path: Path) -> None:
 
             now = (root / INTENT).read_bytes()
             assert now in (state, new), f"torn or unexpected file after kill {attempt}"
-            Intent.model_validate(tomllib.loads(now.decode()))
+            validate(Intent, tomllib.loads(now.decode()))
             if now == new:
                 seen["new"] += 1
                 chain.append(new)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.plan_diff import STEP_ORDER, FieldChange, diff_plans, list_delta
-from store.records import Plan
+from store.records import Plan, validate
 
 
 def plan(version: int, steps: list[dict[str, Any]], **fields: Any) -> Plan:
@@ -19,7 +19,7 @@ def plan(version: int, steps: list[dict[str, Any]], **fields: Any) -> Plan:
     }
     if version > 1:
         data.setdefault("reason", "re-plan")
-    return Plan.model_validate(data)
+    return validate(Plan, data)
 
 
 S1 = {"id": "s1", "title": "Dump schema"}

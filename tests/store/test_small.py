@@ -16,7 +16,7 @@ from hud.cli import main as hud_main
 from store.check import check
 from store.derive import MissionStatus
 from store.human import Conflict, HumanWriter, Invalid, OwnershipError
-from store.records import Settings
+from store.records import Settings, validate
 from store.small import lint
 from store.small import workspace as small_workspace
 from store.small.workspace import SmallWorkspace
@@ -25,7 +25,7 @@ from store.small.yaml import parse_yaml
 from store.workspace import Workspace
 from tests.small_support import LIVE, SMALL_NOW, SPEC, STALE, copy_fixture, small_fixture
 
-SETTINGS = Settings.model_validate({"schema": 1})
+SETTINGS = validate(Settings, {"schema": 1})
 
 
 def load(root: Path) -> SmallWorkspace:

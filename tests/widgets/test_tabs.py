@@ -19,7 +19,7 @@ from store.derive import Budget, Limit
 from store.load import EVENT_ADAPTER
 from store.mission import UsagePoint
 from store.problems import Problem
-from store.records import Constraints, Evidence, Handoff, Intent, Plan
+from store.records import Constraints, Evidence, Handoff, Intent, Plan, validate
 from widgets.tabs.budget import BudgetView, budget_text
 from widgets.tabs.common import KeyedTable
 from widgets.tabs.evidence import EvidenceView
@@ -68,7 +68,7 @@ def event(seq: int, type: str, **fields: Any) -> Any:
         "actor": "agent",
         **fields,
     }
-    return EVENT_ADAPTER.validate_python(raw)
+    return validate(EVENT_ADAPTER, raw)
 
 
 def evidence(seq: int, **fields: Any) -> Evidence:
@@ -84,7 +84,7 @@ def evidence(seq: int, **fields: Any) -> Evidence:
         "verdict": "pass",
         **fields,
     }
-    return Evidence.model_validate(raw)
+    return validate(Evidence, raw)
 
 
 def plan(version: int, steps: list[dict[str, Any]], **fields: Any) -> Plan:
@@ -98,7 +98,7 @@ def plan(version: int, steps: list[dict[str, Any]], **fields: Any) -> Plan:
     }
     if version > 1:
         data.setdefault("reason", "re-plan")
-    return Plan.model_validate(data)
+    return validate(Plan, data)
 
 
 @pytest.fixture
@@ -127,7 +127,8 @@ async def run_with(widget: Widget, feed: Callable[[], None], size: tuple[int, in
 
 
 def hostile_intent() -> Intent:
-    return Intent.model_validate(
+    return validate(
+        Intent,
         {
             "schema": 1,
             "title": HOSTILE,
@@ -139,12 +140,13 @@ def hostile_intent() -> Intent:
             "created_by": "alice",
             "created_at": "2025-01-01T12:00:00Z",
             "revision": 3,
-        }
+        },
     )
 
 
 def hostile_constraints() -> Constraints:
-    return Constraints.model_validate(
+    return validate(
+        Constraints,
         {
             "schema": 1,
             "rule": [
@@ -154,7 +156,7 @@ def hostile_constraints() -> Constraints:
             "budget": {"usd": 10.0, "tokens": 1000, "wall_seconds": 7200},
             "approval": {"auto": ["read_only"], "valid_for_seconds": 1800},
             "tools": {"allow": ["psql"], "deny": [HOSTILE]},
-        }
+        },
     )
 
 
@@ -511,7 +513,8 @@ async def test_budget_view_fits_80_columns() -> None:
 
 async def test_handoff_renders_escaped() -> None:
     view = HandoffView()
-    handoff = Handoff.model_validate(
+    handoff = validate(
+        Handoff,
         {
             "schema": 1,
             "at": "2025-01-01T12:30:00Z",
@@ -522,7 +525,7 @@ async def test_handoff_renders_escaped() -> None:
             "blockers": [HOSTILE],
             "next_steps": ["check", HOSTILE],
             "resume_after_seq": 41,
-        }
+        },
     )
     shown = await run_with(
         view,
@@ -530,6 +533,7 @@ async def test_handoff_renders_escaped() -> None:
         (160, 48),
     )
     assert_inert(shown)
+    assert "Verified evidence" in shown and "Copied half." in shown
     for expected in (
         "plan v2",
         "! outcome unknown",
@@ -539,7 +543,7 @@ async def test_handoff_renders_escaped() -> None:
         "Blockers (1)",
         "2. ",
     ):
-        assert expected in shown, expected
+        assert expected in view.shown_text, expected
 
 
 async def test_handoff_missing() -> None:
