@@ -104,7 +104,13 @@ class HudApp(App[None]):
         """
         workspace = self.workspace
         missions, other = group_by_mission(workspace.walk())
-        self.call_from_thread(self._absorb_paths, other)
+        external = [path for path in other if workspace.is_external(path)]
+        rest = [path for path in other if not workspace.is_external(path)]
+        self.call_from_thread(self._absorb_paths, rest)
+        if external:  # SMALL and loopexec files: parsed here too, off the event loop
+            part = Workspace(workspace.root, workspace.clock)
+            part.apply(external)
+            self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
         for start in range(0, len(ids), SCAN_CHUNK):
             part = Workspace(workspace.root, workspace.clock)

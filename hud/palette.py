@@ -21,6 +21,7 @@ class HudCommands(Provider):
         app = cast("HudApp", self.app)
         commands: list[tuple[str, Callable[[], object], str]] = [
             ("Show problems", app.action_problems, "every problem in the workspace"),
+            ("Show approvals", app.action_approvals, "pending approval requests"),
             ("Show help", app.action_help, "every key on this screen"),
             ("Next theme", app.action_next_theme, "dark, light, high contrast"),
         ]

@@ -55,3 +55,17 @@ async def test_runs_as_rows_and_a_run_screen(tmp_path: Path) -> None:
         await until(pilot, lambda: table.row_count == 8)
         await until(pilot, lambda: "10 converged" in summary(app))
         assert app.summaries["loopexec:r-live"].status.value == "done"
+
+
+async def test_bad_loopexec_folder_problems_reach_the_hud(tmp_path: Path) -> None:
+    root = copy_loopexec("bad", tmp_path)
+    app = HudApp(root, clock=lambda: LOOPEXEC_NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: rows(app) == ["loopexec:broken"])
+        problems = {p.path for p in app.workspace.problems()}
+        assert problems == {
+            ".loopexec/run-broken.jsonl",
+            ".loopexec/state.json",
+            ".loopexec/notes.txt",
+        }
+        assert app.summaries["loopexec:broken"].status.value == "needs_you"

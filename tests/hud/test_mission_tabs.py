@@ -111,7 +111,10 @@ async def open_alpha(pilot: Any, app: HudApp) -> None:
 
 async def show_tab(pilot: Any, app: HudApp, key: str, expected: str) -> str:
     await pilot.press(key)
-    await until(pilot, lambda: expected in screen_text(app), timeout=SLOW)
+    try:
+        await until(pilot, lambda: expected in screen_text(app), timeout=SLOW)
+    except AssertionError:
+        raise AssertionError(f"{expected!r} not on the screen:\n{screen_text(app)}") from None
     return screen_text(app)
 
 
@@ -214,6 +217,12 @@ async def test_tab_keys_cycle_and_switch(
         # a tab's keys work as soon as it shows: its widget has the focus
         await pilot.press("v")
         await until(pilot, lambda: "v1 (older version)" in screen_text(app), timeout=SLOW)
+        # going back to a tab whose focus was in it: the hidden tab never pulls itself back
+        ids = ["intent", "plan", "execution", "evidence", "budget", "handoff"]
+        for key in "d343424234d1":
+            await pilot.press(key)
+            if key.isdigit():
+                assert active_tab(app) == ids[int(key) - 1], key
 
 
 async def test_idle_hud_redraws_nothing(

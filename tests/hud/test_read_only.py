@@ -1,11 +1,14 @@
 """Read-only mode: every bound key, on every screen, changes nothing under STATE_DIR.
 
-The test collects the keys of every binding the app and its screens and widgets hold
-(the HUD's own and Textual's), visits every screen (the overview, each mission tab,
-the approvals queue both ways, a request, a hostile request, problems, help) and
-presses each key there, re-opening the screen whenever a key left it. Before and after,
-it takes a snapshot of every file and folder under STATE_DIR: (path, size, mtime_ns,
-sha256); they must be equal. Quitting keys are pressed last.
+The test learns the keys of every binding of the app, of every screen class in
+hud.screens and of every widget it meets (the HUD's own and Textual's). It visits each
+screen (the overview, each mission tab, the approvals queue both ways, a request, a
+hostile request, an irreversible one, problems, help) and there presses every key bound
+where a press lands (app, screen, focus chain; hidden write bindings included),
+re-opening the screen whenever a key left it; the mission screen's own keys once, its
+tabs' keys on each tab. Keys bound nowhere it visited are pressed on the overview and
+a request. Quitting keys go last. Before and after, a snapshot of every file and
+folder under STATE_DIR: (path, kind, size, mtime_ns, sha256); they must be equal.
 """
 
 from __future__ import annotations
@@ -183,6 +186,9 @@ async def test_every_key_on_every_screen_writes_nothing(
             await pilot.pause()
             states[name]()
             await pilot.pause(0.05)
+            if name.startswith("mission:"):
+                wanted = name.partition(":")[2]
+                await until(pilot, lambda: _tab_of(app.screen) == wanted)
             screen = app.screen
             learn(bindings_of(app))
             learn(bindings_of(screen))
@@ -198,23 +204,58 @@ async def test_every_key_on_every_screen_writes_nothing(
                 b.action not in QUITS for b in app.screen._bindings.key_to_bindings.get(key, [])
             )
 
+        def bound_here() -> set[str]:
+            """Keys bound where a press lands now: the app, the screen, the focus chain.
+
+            Hidden bindings count (a write action refused by check_action is still bound).
+            """
+            nodes: list[DOMNode] = [app, app.screen]
+            focused = app.screen.focused
+            if focused is not None:
+                nodes.extend(focused.ancestors_with_self)
+            here: set[str] = set()
+            for node in nodes:
+                for binding in bindings_of(node):
+                    if binding.action in NEVER:
+                        continue
+                    here.update(k.strip() for k in binding.key.split(","))
+            return {k for k in here if safe_here(k)}
+
+        async def press(name: str, key: str) -> None:
+            await pilot.press(key)
+            pressed[key] = pressed.get(key, 0) + 1
+            assert app.is_running, f"{key!r} on {name} stopped the app"
+
+        screen_keys: set[str] = set()  # the mission screen's and app's own: once is enough
         for name in states:
             screen, tab_id = await enter(name)
-            done: set[str] = set()
-            while todo := sorted(k for k in keys - done if safe_here(k)):
+            done: set[str] = set(screen_keys) if name.startswith("mission:") else set()
+            if name.startswith("mission:") and not screen_keys:
+                for node in (app, screen):
+                    for binding in bindings_of(node):
+                        screen_keys.update(k.strip() for k in binding.key.split(","))
+            while todo := sorted(bound_here() - done):
                 for key in todo:
                     if app.screen is not screen:
                         screen, tab_id = await enter(name)
                     elif tab_id is not None and _tab_of(screen) != tab_id:
                         screen.query_one(TabbedContent).active = tab_id  # back to this tab
                         await pilot.pause()
-                    if not safe_here(key):
-                        continue
-                    await pilot.press(key)
                     done.add(key)
-                    pressed[key] = pressed.get(key, 0) + 1
-                    assert app.is_running, f"{key!r} on {name} stopped the app"
+                    if safe_here(key):
+                        await press(name, key)
             assert app.writer is None
+
+        # Keys bound somewhere that no visited state binds (the dialogs' keys, keys of
+        # widgets that never had the focus): pressed too, on the overview and a request.
+        rest = sorted(keys - set(pressed))
+        for name in ("overview", "request"):
+            screen, tab_id = await enter(name)
+            for key in rest:
+                if app.screen is not screen:
+                    screen, tab_id = await enter(name)
+                if safe_here(key):
+                    await press(name, key)
         await pilot.pause(0.2)
         assert quit_keys, "a quit key is bound"
         await pilot.press(sorted(quit_keys)[0])

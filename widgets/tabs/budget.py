@@ -88,13 +88,21 @@ def plot(values: Sequence[float], height: int) -> list[str]:
     return rows
 
 
+def short_moment(when: datetime, now: datetime) -> str:
+    """`13:25Z` on the day of `now`, else the date too."""
+    full = moment(when, seconds=False)
+    return full[11:] if when.date() == now.date() else full
+
+
 def limit_lines(
     limit: Limit,
     deadline: datetime | None,
     now: datetime,
     bar_width: int,
     variables: Mapping[str, str] | None,
+    width: int = 78,
 ) -> list[Text]:
+    """The gauge line, then burn rate and projection (and the deadline warning)."""
     name = limit.name
     first = Text(name.ljust(_NAME_WIDTH), style="bold")
     first.append_text(percent_bar(limit.fraction, bar_width, variables))
@@ -107,19 +115,23 @@ def limit_lines(
     if name == "time":
         second.append("elapsed since the first event", style="dim")
     elif limit.per_hour is None:
-        second.append("burn rate unknown (needs two usage events)", style="dim")
+        second.append("burn rate unknown yet: too little usage history", style="dim")
     elif limit.per_hour <= 0:
         second.append("burn 0/h: nothing spent lately", style="dim")
     else:
         second.append(f"burn {rate(name, limit.per_hour)}")
+    lines = [first, second]
     if limit.exhausted_at is not None:
         second.append(" · runs out ")
-        second.append(
-            f"{moment(limit.exhausted_at, seconds=False)} ({until(limit.exhausted_at, now)})"
-        )
+        second.append(f"{short_moment(limit.exhausted_at, now)} ({until(limit.exhausted_at, now)})")
         if deadline is not None and limit.exhausted_at < deadline:
-            second.append("  ⚠ before the deadline", style=alert)
-    return [first, second]
+            warning = Text("⚠ before the deadline", style=alert)
+            if second.cell_len + 2 + warning.cell_len <= width:
+                second.append("  ")
+                second.append_text(warning)
+            else:
+                lines.append(Text(" " * _NAME_WIDTH).append_text(warning))
+    return lines
 
 
 def budget_text(
@@ -163,13 +175,13 @@ def budget_text(
         if any(lim.per_hour is not None for lim in budget.limits if lim.name != "time"):
             parts.append(Text("✓ no limit is projected to run out before the deadline", "dim"))
         else:
-            parts.append(Text("no projection yet: it needs two usage events", style="dim"))
+            parts.append(Text("no projection yet: too little usage history", style="dim"))
     parts.append(Text())
     if not budget.limits:
         parts.append(Text("No budget limits: constraints.toml has no [budget].", style="dim"))
     bar_width = min(40, max(12, width - 40))
     for limit in budget.limits:
-        parts.extend(limit_lines(limit, budget.deadline, now, bar_width, variables))
+        parts.extend(limit_lines(limit, budget.deadline, now, bar_width, variables, width))
     fields = [("usd", "Spend (USD, cumulative)"), ("tokens", "Tokens (cumulative)")]
     if plot_height > 3:
         fields.append(("steps", "Steps (cumulative)"))

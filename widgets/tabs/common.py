@@ -9,12 +9,13 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
@@ -168,6 +169,31 @@ class FocusOnShow:
         target = self.focus_target()
         if self.screen.focused is not target:
             target.focus()
+
+    def is_shown(self) -> bool:
+        """False while this widget or an ancestor (its tab pane) is hidden."""
+        node: DOMNode | None = cast(Widget, self)
+        while node is not None:
+            if not node.display:
+                return False
+            node = node.parent
+        return True
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A hidden tab never takes the focus back.
+
+        When the focused widget's tab is hidden, Textual moves the focus to a visible
+        sibling of it, which is in the same (now hidden) tab, and TabbedContent would
+        then switch back to that tab. Stop that, and give the focus to the tab shown.
+        """
+        assert isinstance(self, Widget)
+        if self.is_shown():
+            return
+        event.stop()
+        for node in self.screen.walk_children(Widget):
+            if isinstance(node, FocusOnShow) and node.is_shown():
+                node.focus_target().focus()
+                return
 
 
 class ThemeAware:

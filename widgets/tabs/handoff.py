@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
@@ -14,6 +15,7 @@ from store.records import Handoff
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
+    WIDE,
     DocumentScroll,
     FocusOnShow,
     ThemeAware,
@@ -44,7 +46,23 @@ def handoff_text(
     verdicts: Mapping[str, str] | None = None,
     variables: Mapping[str, str] | None = None,
 ) -> Text:
-    """The handoff as a document. `verdicts` maps known evidence ids to pass/fail."""
+    """The handoff as one document. `verdicts` maps known evidence ids to pass/fail."""
+    left, right = handoff_columns(
+        handoff, problems, path=path, step_state=step_state, verdicts=verdicts, variables=variables
+    )
+    return join_lines([left, right]) if right.plain else left
+
+
+def handoff_columns(
+    handoff: Handoff | None,
+    problems: Sequence[Problem] = (),
+    *,
+    path: str = "handoff.json",
+    step_state: str | None = None,
+    verdicts: Mapping[str, str] | None = None,
+    variables: Mapping[str, str] | None = None,
+) -> tuple[Text, Text]:
+    """(where things stand and the summary, then evidence, blockers and next steps)."""
     parts: list[Text] = []
     if problems:
         parts.append(problems_block(problems, variables))
@@ -59,7 +77,7 @@ def handoff_text(
                     style="dim",
                 )
             )
-        return join_lines(parts)
+        return join_lines(parts), Text()
     title = Text("Handoff", style="bold")
     title.append(f"  at {moment(handoff.at)}", style="dim")
     parts.append(title)
@@ -81,7 +99,8 @@ def handoff_text(
     parts.append(heading("Summary"))
     summary = safe(handoff.summary, multiline=True) if handoff.summary else Text("—", style="dim")
     parts.append(hanging("  ", summary))
-    parts.append(heading("Verified evidence"))
+    left = join_lines(parts)
+    parts = [heading("Verified evidence")]
     if not handoff.verified:
         parts.append(Text("  none", style="dim"))
     known = verdicts or {}
@@ -106,7 +125,7 @@ def handoff_text(
         parts.append(Text("  none", style="dim"))
     for number, step in enumerate(handoff.next_steps, start=1):
         parts.append(hanging(f"  {number}. ", safe(step, multiline=True)))
-    return join_lines(parts)
+    return left, join_lines(parts)
 
 
 class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
@@ -114,17 +133,25 @@ class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
 
     DEFAULT_CSS = """
     HandoffView { padding: 0 1; }
-    HandoffView > Static { height: auto; }
+    HandoffView.-wide { layout: horizontal; }
+    HandoffView > Static { height: auto; width: 1fr; }
+    HandoffView > #handoff-lists { margin-top: 1; }
+    HandoffView.-wide > #handoff-lists { margin-top: 0; margin-left: 2; }
     """
 
     def __init__(self, *, id: str | None = "handoff-view") -> None:
         super().__init__(id=id)
         self._args: _Shown | None = None
-        self._shown: Text | None = None
+        self._shown: tuple[Text, Text] | None = None
         self.doc = Static(id="handoff-doc")
+        self.lists = Static(id="handoff-lists")
 
     def compose(self) -> ComposeResult:
         yield self.doc
+        yield self.lists
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width >= WIDE, "-wide")
 
     def show(
         self,
@@ -145,7 +172,7 @@ class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
         if self._args is None:
             return
         args = self._args
-        text = handoff_text(
+        texts = handoff_columns(
             args.handoff,
             args.problems,
             path=args.path,
@@ -153,11 +180,13 @@ class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
             verdicts=dict(args.verdicts),
             variables=self.variables,
         )
-        if text == self._shown:
+        if texts == self._shown:
             return
-        self._shown = text
-        self.doc.update(text)
+        self._shown = texts
+        self.doc.update(texts[0])
+        self.lists.update(texts[1])
+        self.lists.display = bool(texts[1].plain)
 
     @property
     def shown_text(self) -> str:
-        return self._shown.plain if self._shown is not None else ""
+        return "\n".join(t.plain for t in self._shown) if self._shown is not None else ""
