@@ -491,7 +491,9 @@ class LogReader:
         expected_prev = self.last_hash
         self.last_hash = sha256(line).hexdigest()
         try:
-            parsed = jiter.from_json(line, allow_inf_nan=False, catch_duplicate_keys=True)
+            parsed = jiter.from_json(
+                line, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="keys"
+            )
         except ValueError:
             self._report(batch, [cast(Problem, parse_json(self.relpath, line, self.line_no))])
             return

@@ -92,7 +92,6 @@ class MissionState:
         self.first_event_at: datetime | None = None
         self.last_event_at: datetime | None = None
         self.halt: HaltEvent | None = None
-        self.recent_events: deque[tuple[int, Any]] = deque(maxlen=RECENT)
         self.event_step_refs: dict[str, Reference] = {}
         self.plan_version_refs: dict[int, Reference] = {}
 
@@ -107,7 +106,6 @@ class MissionState:
         if self.first_event_at is None:
             self.first_event_at = event.at
         self.last_event_at = event.at
-        self.recent_events.append((line, event))
         kind = event.type
         if kind == "step":
             step = event.step

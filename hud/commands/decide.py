@@ -39,7 +39,9 @@ def build(parser: argparse.ArgumentParser) -> None:
         "--confirm-tool", metavar="TOOL", help="approve an irreversible action: its tool name"
     )
     parser.add_argument("--digest", help="refuse unless the request still has this digest")
-    parser.add_argument("--read-only", action="store_true", help="refuse to write (a dry check)")
+    parser.add_argument(
+        "--read-only", action="store_true", help="refuse, as in read-only mode (exit 2)"
+    )
 
 
 def _fail(code: int, message: str) -> int:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
@@ -115,7 +114,6 @@ class EvidenceView(ThemeAware, FocusOnShow, Vertical):
     EvidenceView > #evidence-detail { height: 1fr; min-height: 4; padding: 0 1;
         border-top: solid $panel; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = []
 
     def __init__(self, *, id: str | None = "evidence-view") -> None:
         super().__init__(id=id)
