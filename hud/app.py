@@ -3,33 +3,39 @@
 from __future__ import annotations
 
 import asyncio
+import tomllib
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.signal import Signal
 
-from hud.approvals import ApprovalFeed
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
-from store.derive import MissionStatus
-from store.human import HumanWriter, writer_for
-from store.summary import MissionSummary, summarize
-from store.watch import watch_batches
-from store.workspace import Workspace, group_by_mission, utc_now
 from themes import DEFAULT_THEME, STYLESHEET, register_themes
 from widgets.safe_text import safe_str
+
+if TYPE_CHECKING:
+    from hud.approvals import ApprovalFeed
+    from store.human import HumanWriter
+    from store.summary import MissionSummary
+    from store.workspace import Workspace
 
 TICK_SECONDS = 15.0
 SCAN_CHUNK = 200
 
 
 class HudApp(App[None]):
-    """Operator HUD over one state directory."""
+    """Operator HUD over one state directory.
+
+    The store (and pydantic with it) is imported by the scan worker, not before the
+    first paint: the overview shows at once and fills in as the directory is read.
+    Until then there is no writer, so every write action stays hidden.
+    """
 
     CSS_PATH = STYLESHEET
     TITLE = "Operator HUD"
@@ -50,30 +56,32 @@ class HudApp(App[None]):
         read_only: bool = False,
         theme: str | None = None,
         live: bool = True,
-        clock: Callable[[], datetime] = utc_now,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
-        self.workspace = Workspace(root, clock)
-        self.writer: HumanWriter | None = writer_for(self.workspace.root, read_only)
+        self.root = root.resolve()
+        self.clock = clock
+        self.workspace: Workspace
+        """The index of the state directory; set by the scan worker before any row shows."""
+        self.writer: HumanWriter | None = None
         """The only writer the HUD holds; None in read-only mode, so nothing can write."""
-        self.read_only = self.writer is None
+        self.read_only = read_only
         self.live = live
-        self.requested_theme = theme
+        self.requested_theme = theme or configured_theme(self.root)
         self.scanned = asyncio.Event()
         self.changed: Signal[set[str] | None] = Signal(self, "changed")
         """Published after the workspace changed: the missions touched, or None for all."""
         self.watching = False
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
-        self.approvals = ApprovalFeed(self)
+        self.approvals: ApprovalFeed
         """New requests (a toast, the bell) and request versions seen while decided."""
 
     # ---- start-up ---------------------------------------------------------------------
 
     def on_mount(self) -> None:
         register_themes(self)
-        self.workspace.load_settings()
-        self._apply_settings()
+        self.theme = self._theme_name(self.requested_theme or DEFAULT_THEME)
         self.push_screen(OverviewScreen())
         if self.live:
             self.watch_state()
@@ -102,7 +110,14 @@ class HudApp(App[None]):
         which absorbs it: rows appear while a large directory is still being read,
         and no thread ever touches the app's workspace or widgets.
         """
-        workspace = self.workspace
+        from hud.approvals import ApprovalFeed
+        from store.human import writer_for
+        from store.workspace import Workspace, group_by_mission, utc_now
+
+        workspace = Workspace(self.root, self.clock or utc_now)
+        workspace.load_settings()
+        writer = writer_for(workspace.root, self.read_only)
+        self.call_from_thread(self._adopt, workspace, writer, ApprovalFeed(self))
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
@@ -120,6 +135,15 @@ class HudApp(App[None]):
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
 
+    def _adopt(self, workspace: Workspace, writer: HumanWriter | None, feed: ApprovalFeed) -> None:
+        """Take the workspace the scan worker made (settings loaded, nothing indexed yet)."""
+        self.workspace = workspace
+        self.writer = writer
+        self.read_only = writer is None
+        self.approvals = feed
+        self._apply_settings()
+        self.screen.refresh_bindings()
+
     def _absorb_paths(self, paths: list[str]) -> None:
         self.workspace.apply(paths)
         self._publish(None)
@@ -133,6 +157,9 @@ class HudApp(App[None]):
 
     def _publish(self, touched: set[str] | None) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens."""
+        from store.derive import MissionStatus
+        from store.summary import summarize
+
         workspace = self.workspace
         now = workspace.clock()
         external = workspace.external_summaries()  # SMALL workspace, loopexec runs
@@ -160,8 +187,10 @@ class HudApp(App[None]):
     @work(exclusive=True, group="watch")
     async def watch_state(self) -> None:
         """Apply each batch of file changes to the workspace, on the event loop."""
+        from store.watch import watch_batches
+
         self.watching = True
-        async for batch in watch_batches(self.workspace.root):
+        async for batch in watch_batches(self.root):
             await self.scanned.wait()
             touched: set[str] | None = self.workspace.apply(batch)
             if "hud.toml" in batch:
@@ -235,3 +264,16 @@ class HudApp(App[None]):
             from hud.screens.loopexec import LoopexecScreen
 
             self.push_screen(LoopexecScreen(mission_id))
+
+
+def configured_theme(root: Path) -> str | None:
+    """The theme hud.toml asks for, read before the store is loaded (None if unsaid).
+
+    The full settings are validated by the store once it is loaded; this only keeps
+    the first frame from flashing the default theme.
+    """
+    try:
+        theme = tomllib.loads((root / "hud.toml").read_text("utf-8")).get("theme")
+    except (OSError, ValueError):
+        return None
+    return theme if isinstance(theme, str) else None

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from store.summary import MissionSummary
 from widgets.gauge import percent_bar, relative_time
 from widgets.row_table import Column, RowTable
 from widgets.safe_text import safe
 from widgets.status import status_text
+
+if TYPE_CHECKING:
+    from store.summary import MissionSummary
 
 # (key, label, narrow width, wide width); the title column takes what is left.
 COLUMNS: tuple[tuple[str, str, int, int], ...] = (

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Input
 
 from hud.screens.base import HudScreen, writes
-from store.summary import MissionSummary
 from widgets.header import HudHeader
 from widgets.mission_table import MissionTable
 from widgets.row_table import RowTable
+
+if TYPE_CHECKING:
+    from store.summary import MissionSummary
 
 
 def matches(summary: MissionSummary, needle: str) -> bool:
