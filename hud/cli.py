@@ -40,9 +40,8 @@ def default_dir(given: Path | None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    subcommands = commands.registry()
-    if args and args[0] in subcommands:
-        build, run = subcommands[args[0]]
+    if args and args[0] in commands.NAMES:
+        build, run = commands.load(args[0])
         parser = argparse.ArgumentParser(
             prog=f"hud {args[0]}", formatter_class=argparse.RawDescriptionHelpFormatter
         )

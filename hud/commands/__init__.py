@@ -10,23 +10,27 @@ from pathlib import Path
 Build = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
-NAMES = ("check", "simulate", "demo", "handoff", "approvals", "decide")
+SUMMARIES = {
+    "check": "verify every invariant of a state directory",
+    "simulate": "play simulated agents writing into a state directory",
+    "demo": "open the HUD on a fresh directory with a simulated agent writing into it",
+    "handoff": "export a mission's handoff as Markdown (stdout or a file)",
+    "approvals": "list pending approval requests (soonest expiry, then highest risk, first)",
+    "decide": "approve or reject one approval request (same checks as the HUD)",
+}
+"""Subcommand name -> one line for `hud --help` (modules load only when run)."""
+NAMES = tuple(SUMMARIES)
 
 
-def registry() -> dict[str, tuple[Build, Run]]:
-    """Subcommand name -> (add its arguments, run it)."""
-    table = {}
-    for name in NAMES:
-        module = import_module(f"hud.commands.{name}")
-        table[name] = (module.build, module.run)
-    return table
+def load(name: str) -> tuple[Build, Run]:
+    """A subcommand's (add its arguments, run it), importing only its module."""
+    module = import_module(f"hud.commands.{name}")
+    return module.build, module.run
 
 
 def summaries() -> str:
-    """One line per subcommand, from each module's SUMMARY, for `hud --help`."""
-    return "\n".join(
-        f"  {name:<10} {import_module(f'hud.commands.{name}').SUMMARY}" for name in NAMES
-    )
+    """One line per subcommand, for `hud --help`."""
+    return "\n".join(f"  {name:<10} {summary}" for name, summary in SUMMARIES.items())
 
 
 def run_app(root: Path, *, read_only: bool, theme: str | None) -> int:

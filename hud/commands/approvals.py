@@ -14,8 +14,6 @@ from store.workspace import Workspace
 from widgets.request_view import countdown
 from widgets.safe_text import safe_str as printable
 
-SUMMARY = "list pending approval requests (soonest expiry, then highest risk, first)"
-
 
 def build(parser: argparse.ArgumentParser) -> None:
     parser.description = (

@@ -15,7 +15,6 @@ from store.check import Report, check
 from store.problems import Problem
 from widgets.safe_text import safe_str as printable
 
-SUMMARY = "verify every invariant of a state directory"
 EXIT_VALID, EXIT_ERRORS, EXIT_CANNOT_RUN = 0, 1, 2
 
 

@@ -18,17 +18,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from hud.commands import SUMMARIES
 from store.approval_checks import refusal, review
 from store.human import AlreadyDecided, HumanWriteError, writer_for
 from store.workspace import Workspace
 from widgets.safe_text import safe_str as printable
 
-SUMMARY = "approve or reject one approval request (same checks as the HUD)"
 EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
 
 
 def build(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARY
+    parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARIES["decide"]
     parser.add_argument("dir", type=Path, help="the state directory")
     parser.add_argument("mission", help="the mission id")
     parser.add_argument("request", help="the request id (approvals/<id>.json)")

@@ -13,11 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-SUMMARY = "open the HUD on a fresh directory with a simulated agent writing into it"
+from hud.commands import SUMMARIES
 
 
 def build(parser: argparse.ArgumentParser) -> None:
-    parser.description = SUMMARY
+    parser.description = SUMMARIES["demo"]
     parser.add_argument("--missions", type=int, default=8, help="how many missions (default 8)")
     parser.add_argument("--rate", type=float, default=20.0, help="events per second (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")

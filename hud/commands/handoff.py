@@ -6,14 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from hud.commands import SUMMARIES
 from hud.export import handoff_markdown
 from store.workspace import Workspace
 
-SUMMARY = "export a mission's handoff as Markdown (stdout or a file)"
-
 
 def build(parser: argparse.ArgumentParser) -> None:
-    parser.description = SUMMARY
+    parser.description = SUMMARIES["handoff"]
     parser.add_argument("dir", type=Path, help="the state directory")
     parser.add_argument("mission", help="the mission id")
     parser.add_argument("-o", "--output", type=Path, help="write to this file, not stdout")

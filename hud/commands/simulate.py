@@ -11,8 +11,6 @@ import os
 import sys
 from pathlib import Path
 
-SUMMARY = "play simulated agents writing into a state directory"
-
 
 def build(parser: argparse.ArgumentParser) -> None:
     parser.description = "Play simulated agents writing into a state directory."

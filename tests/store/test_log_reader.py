@@ -206,3 +206,30 @@ def test_over_long_line_arriving_in_pieces(
         assert len(reader.partial) <= 300 + 97  # never holds the whole long line
     assert [(p.code, p.line) for p in reader.problems] == [("line-too-long", 2)]
     assert reader.last_seq == 3 and reader.line_no == 3
+
+
+def _dup_log(tmp_path: Path, body: bytes) -> list[str]:
+    """Read a one-line events log whose line is `body`; return the problem codes."""
+    folder = tmp_path / "missions" / "m"
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_bytes(body + b"\n")
+    reader = LogReader(tmp_path, "missions/m/events.jsonl", Kind.EVENTS)
+    reader.poll()
+    return [p.code for p in reader.problems]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b',"state":"failed"}',  # a plain duplicate, compact
+        b',"state" :"failed"}',  # whitespace before the colon
+        b',"reason":"a\\":b","state"\t:"failed"}',  # `":` inside a string, tab before colon
+    ],
+)
+def test_duplicate_key_in_a_log_line_is_found_without_fail(tmp_path: Path, tail: bytes) -> None:
+    prev = "0" * 64
+    line = (
+        b'{"schema":1,"seq":1,"at":"2026-01-01T00:00:00Z","prev":"' + prev.encode() + b'",'
+        b'"type":"step","actor":"a","step":"s","plan_version":1,"state":"running"'
+    ) + tail
+    assert "bad-json" in _dup_log(tmp_path, line)
