@@ -68,6 +68,10 @@ class HudApp(App[None]):
         self.read_only = read_only
         self.live = live
         self.requested_theme = theme or configured_theme(self.root)
+        register_themes(self)  # and pick the theme before mount: the first frame styles once
+        self.theme = self._theme_name(self.requested_theme or DEFAULT_THEME)
+        if self.requested_theme:
+            self.requested_theme = self.theme  # said once if unknown; hud.toml can't undo it
         self.scanned = asyncio.Event()
         self.changed: Signal[set[str] | None] = Signal(self, "changed")
         """Published after the workspace changed: the missions touched, or None for all."""
@@ -80,13 +84,14 @@ class HudApp(App[None]):
     # ---- start-up ---------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        register_themes(self)
-        self.theme = self._theme_name(self.requested_theme or DEFAULT_THEME)
         self.push_screen(OverviewScreen())
+        self.call_after_refresh(self._start)  # paint first, then read the directory
+        self.set_interval(TICK_SECONDS, self._tick)
+
+    def _start(self) -> None:
         if self.live:
             self.watch_state()
         self.scan()
-        self.set_interval(TICK_SECONDS, self._tick)
 
     def _apply_settings(self) -> None:
         settings = self.workspace.settings
