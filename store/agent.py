@@ -24,7 +24,6 @@ import json
 import mmap
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,6 +32,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
+from store import durable
 from store.layout import (
     Kind,
     decision_path,
@@ -150,58 +150,12 @@ def _validate(target: Any, raw: dict[str, Any], what: str) -> Any:
     return record
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _temp_name(final: Path) -> Path:
-    """A temp file next to `final`; `store.layout.is_transient` recognises it."""
-    return final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-
-
-def _write_temp(final: Path, data: bytes) -> Path:
-    final.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_name(final)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        temp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    return temp
-
-
 def write_once(final: Path, data: bytes) -> None:
     """Create `final` with `data`, or raise AlreadyExists; never a half-written file."""
-    temp = _write_temp(final, data)
     try:
-        os.link(temp, final)
+        durable.create_once(final, data)
     except FileExistsError as exc:
         raise AlreadyExists(f"{final.name} exists already; it is write-once") from exc
-    finally:
-        temp.unlink(missing_ok=True)
-    _fsync_dir(final.parent)
-
-
-def replace_atomically(final: Path, data: bytes) -> None:
-    """Replace `final` with `data`: temp + fsync + rename + fsync of the folder."""
-    temp = _write_temp(final, data)
-    try:
-        os.replace(temp, final)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(final.parent)
 
 
 # ---- log tails ---------------------------------------------------------------------------
@@ -335,7 +289,7 @@ class LockedLog:
         if self.fsync:
             os.fsync(self.fd)
             if seq == 1:
-                _fsync_dir(self.path.parent)
+                durable.fsync_dir(self.path.parent)
         self.known = Tail(seq, hashlib.sha256(line).hexdigest(), tail.size + len(data))
         return cast(LogLine, record), raw
 
@@ -816,5 +770,5 @@ class AgentWriter:
         }
         raw = _normalize({k: v for k, v in raw.items() if v is not None})
         handoff = cast(Handoff, _validate(Handoff, raw, "handoff"))
-        replace_atomically(self.root / doc_path(self.mission, Kind.HANDOFF), pretty_json(raw))
+        durable.replace(self.root / doc_path(self.mission, Kind.HANDOFF), pretty_json(raw))
         return handoff

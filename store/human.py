@@ -34,15 +34,12 @@ allows the space for the `T`).
 
 from __future__ import annotations
 
-import fcntl
 import getpass
 import hashlib
 import os
 import re
-import secrets
 import tomllib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +48,7 @@ from typing import Any, Literal, cast
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from store import durable
 from store.layout import (
     Kind,
     Located,
@@ -152,6 +150,10 @@ class Saved:
     sha256: str
     revision: int | None = None
     history: str | None = None
+
+
+HUMAN_MODE = 0o666
+"""New human files: read-write for all, as the umask allows (as an editor would)."""
 
 
 def _now() -> datetime:
@@ -256,7 +258,7 @@ class HumanWriter:
         model = _model_of(located)
         self._validate(relpath, new_text, model)
         new_bytes = new_text.encode()
-        with _folder_lock(path.parent):
+        with durable.folder_lock(path.parent):
             try:
                 current = path.read_bytes()
             except FileNotFoundError:
@@ -336,7 +338,7 @@ class HumanWriter:
         if not folder.is_dir():
             self._ensure_folder(folder.parent)
             folder.mkdir(exist_ok=True)
-            _fsync_dir(folder.parent)
+            durable.fsync_dir(folder.parent)
 
     def _exists(self, located: Located) -> AlreadyExists:
         relpath = located.relpath
@@ -381,21 +383,10 @@ class HumanWriter:
 
     def _create_once(self, path: Path, data: bytes) -> None:
         """Hard-link a fsynced temp file to `path`; FileExistsError if it exists."""
-        temp = _write_temp(path, data)
-        try:
-            os.link(temp, path)
-        finally:
-            temp.unlink()
-            _fsync_dir(path.parent)
+        durable.create_once(path, data, HUMAN_MODE)
 
     def _replace_atomically(self, path: Path, data: bytes) -> None:
-        temp = _write_temp(path, data)
-        try:
-            os.replace(temp, path)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        _fsync_dir(path.parent)
+        durable.replace(path, data)
 
     def _validate(self, relpath: str, text: str, model: type[BaseModel]) -> None:
         parsed = parse_toml(relpath, text)
@@ -496,37 +487,3 @@ def _set_top_level(text: str, key: str, value: Any) -> str | None:
         except tomllib.TOMLDecodeError:
             continue
     return None
-
-
-def _write_temp(path: Path, data: bytes) -> Path:
-    """A fsynced temp file beside `path`, named so `layout.is_transient` ignores it."""
-    temp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive advisory lock on a folder, held by one replace at a time."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

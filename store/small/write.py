@@ -20,15 +20,11 @@ intent.small.yml and constraints.small.yml, nothing else.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import itertools
-import os
 import re
-import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +32,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from store import durable
 from store.small import lint
 from store.small.yaml import parse_yaml
 
@@ -147,7 +144,7 @@ def round_trip_update(text: str, mutate: Callable[[Any], None]) -> str:
 def replace(path: Path, text: str, loaded_sha256: str) -> Written:
     """Save `text` over `path` if its bytes still hash to `loaded_sha256`."""
     new = text.encode("utf-8")
-    with _folder_lock(path.parent):
+    with durable.folder_lock(path.parent):
         try:
             current = path.read_bytes()
         except FileNotFoundError:
@@ -156,36 +153,5 @@ def replace(path: Path, text: str, loaded_sha256: str) -> Written:
             raise SmallConflict(current.decode("utf-8", errors="replace"), sha256_of(current))
         if new == current:
             return Written(False, text, loaded_sha256)
-        _replace_atomically(path, new)
+        durable.replace(path, new)
     return Written(True, text, sha256_of(new))
-
-
-def _replace_atomically(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        mode = path.stat().st_mode & 0o7777
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
-
-
-@contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

@@ -14,6 +14,7 @@ import pytest
 import tomli_w
 
 import store.agent as agent
+from store import durable
 from store.agent import (
     AgentError,
     AgentWriter,
@@ -327,7 +328,7 @@ def test_handoff_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_temp_names_are_transient(tmp_path: Path) -> None:
     final = tmp_path / "missions" / M / "plan" / "v1.json"
-    temp = agent._temp_name(final)
+    temp = durable.write_temp(final, b"x")
     assert temp.parent == final.parent
     assert is_transient(relpath_of(str(tmp_path), str(temp)))
 
