@@ -15,6 +15,14 @@ from tests.factory import T0, Mission, mission, resume
 NOW = T0 + timedelta(minutes=1)
 
 
+@pytest.fixture(autouse=True)
+def _deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same colours and time zone everywhere: no NO_COLOR, no TEXTUAL_THEME, TZ pinned."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+    monkeypatch.setenv("TZ", "UTC")
+
+
 @pytest.fixture
 def now() -> datetime:
     return NOW

@@ -13,14 +13,6 @@ from textual.pilot import Pilot
 from hud.app import HudApp
 
 
-@pytest.fixture(autouse=True)
-def _deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same colours and time zone everywhere: no NO_COLOR, no TEXTUAL_THEME, TZ pinned."""
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-
-
 @pytest.fixture
 def make_app(now: datetime) -> Callable[..., HudApp]:
     def build(root: Path, **options: object) -> HudApp:

@@ -35,13 +35,6 @@ HOSTILE_ARGS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _pinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-
-
 @pytest.fixture
 def root() -> Iterator[Path]:
     shutil.rmtree(ROOT, ignore_errors=True)

@@ -29,13 +29,6 @@ ROOT = Path("/tmp/hud-snapshot-edit")
 NOW = T0 + timedelta(minutes=1)
 
 
-@pytest.fixture(autouse=True)
-def _pinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-
-
 @pytest.fixture
 def root() -> Iterator[Path]:
     shutil.rmtree(ROOT, ignore_errors=True)

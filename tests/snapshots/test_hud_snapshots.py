@@ -32,13 +32,6 @@ SIZES = [(80, 24), (160, 48)]
 TABS = ["intent", "plan", "execution", "evidence", "budget", "handoff"]
 
 
-@pytest.fixture(autouse=True)
-def _pinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-
-
 @pytest.fixture
 def root() -> Iterator[Path]:
     """Four missions: running, waiting on a request, done with a handoff, and broken."""

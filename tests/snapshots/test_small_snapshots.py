@@ -29,13 +29,6 @@ SIZE = (80, 24)
 BASE = Path("/tmp/hud-snapshots")
 
 
-@pytest.fixture(autouse=True)
-def _deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-
-
 def fixed_copy(source: Path, name: str) -> Path:
     target = BASE / name
     shutil.rmtree(target, ignore_errors=True)
