@@ -46,12 +46,15 @@ def opening(
     app: HudApp, *keys: str, mission: str | None = None
 ) -> Callable[[Pilot[None]], Awaitable[None]]:
     async def run_before(pilot: Pilot[None]) -> None:
-        await until(pilot, lambda: bool(app.summaries))
+        await until(pilot, lambda: app.scanned.is_set() and bool(app.summaries))
         if keys:
             app.open_mission(mission or sorted(app.summaries)[0])
             await pilot.pause()
             await pilot.press(*keys)
         await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.2)
 
     return run_before
 
