@@ -13,6 +13,8 @@ BENCHES = (
     "bench.hud_latency",
     "bench.hud_memory",
     "bench.hud_idle",
+    "bench.approval_latency",
+    "bench.small_open",
 )
 
 
