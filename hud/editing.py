@@ -319,8 +319,6 @@ class _TextSource:
 
 async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | None:
     """Edit the mission's intent or constraints until saved, unchanged or given up."""
-    from hud.screens.edit import ConflictScreen
-
     writer = app.writer
     if writer is None:
         return None
@@ -332,10 +330,44 @@ async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | Non
         what = loaded.problems[0].message if loaded.problems else "unreadable"
         app.notify(f"cannot edit {relpath}: {what}", severity="error", markup=False)
         return None
-    base = loaded.text if loaded is not None else None
-    base_sha = loaded.sha256 if loaded is not None else None
-    original = text = base if base is not None else template(mission_id, kind)
-    source = _TextSource(app, relpath, f"{mission_id}-{kind.value}.toml")
+    text = loaded.text if loaded is not None and loaded.text is not None else None
+
+    def save(edited: str, base_sha: str | None) -> Saved:
+        if base_sha is None:  # the mission lacked the file: create it
+            return _create_from_text(app, relpath, edited)
+        return writer.replace(relpath, edited, base_sha)
+
+    saved = await edit_until_saved(
+        app,
+        relpath,
+        f"{mission_id}-{kind.value}.toml",
+        text if text is not None else template(mission_id, kind),
+        loaded.sha256 if loaded is not None else None,
+        save,
+    )
+    if saved is not None:
+        _announce(app, saved)
+    return saved
+
+
+async def edit_until_saved(
+    app: HudApp,
+    relpath: str,
+    name: str,
+    original: str,
+    base_sha: str | None,
+    save: Callable[[str, str | None], Saved],
+) -> Saved | None:
+    """The edit loop every human document shares: edit, save through `save(text, sha)`.
+
+    An invalid text goes back to the editor with the error; a conflict shows theirs
+    against yours and edits again on top of theirs; unchanged or abandoned writes
+    nothing. Returns what was saved, or None.
+    """
+    from hud.screens.edit import ConflictScreen
+
+    source = _TextSource(app, relpath, name)
+    text = original
     error: Invalid | None = None
     while True:
         edited = await source.edit(text, error, original)
@@ -347,13 +379,9 @@ async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | Non
             return None
         text, error = edited, None
         try:
-            if base is None or base_sha is None:
-                saved = _create_from_text(app, relpath, edited)
-            else:
-                saved = writer.replace(relpath, edited, base_sha)
+            return save(edited, base_sha)
         except Invalid as exc:
             error = exc
-            continue
         except Conflict as exc:
             if exc.theirs_sha256 is None:
                 app.notify(str(exc), severity="error", markup=False)
@@ -362,15 +390,11 @@ async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | Non
             if choice is None:
                 app.notify(f"{relpath}: your edit was dropped; theirs stays", markup=False)
                 return None
-            original = base = exc.theirs
-            base_sha = exc.theirs_sha256
+            original, base_sha = exc.theirs, exc.theirs_sha256
             text = exc.theirs if choice == "theirs" else exc.yours
-            continue
         except HumanWriteError as exc:
             app.notify(str(exc), severity="error", markup=False)
             return None
-        _announce(app, saved)
-        return saved
 
 
 def _create_from_text(app: HudApp, relpath: str, text: str) -> Saved:

@@ -20,7 +20,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from hud.screens.base import HudScreen, writes
-from store.human import Conflict, HumanWriteError, Invalid
+from store.human import Saved
 from store.small.layout import FILES
 from store.small.workspace import SmallWorkspace
 from widgets.header import HudHeader
@@ -241,8 +241,7 @@ class SmallScreen(HudScreen):
 
 async def edit_small(screen: SmallScreen, kind: str) -> bool:
     """Edit intent.small.yml or constraints.small.yml until saved, unchanged or given up."""
-    from hud.editing import EDIT_CHOICES, _TextSource
-    from hud.screens.edit import ConflictScreen
+    from hud.editing import edit_until_saved
 
     app = screen.hud
     writer = app.writer
@@ -256,45 +255,27 @@ async def edit_small(screen: SmallScreen, kind: str) -> bool:
     except OSError as exc:
         app.notify(f"cannot edit {file.relpath}: {exc}", severity="error", markup=False)
         return False
-    base_sha = hashlib.sha256(base).hexdigest()
-    original = text = base.decode("utf-8", errors="replace")
-    source = _TextSource(app, file.relpath, f"{kind}.small.yml")
-    error: Invalid | None = None
-    while True:
-        edited = await source.edit(text, error)
-        if edited is None:
-            app.notify(f"{file.relpath}: edit abandoned; nothing written", markup=False)
-            return False
-        if edited == original:
-            app.notify(f"{file.relpath}: unchanged; nothing written", markup=False)
-            return False
-        text, error = edited, None
-        try:
-            saved = writer.replace_small(file.relpath, edited, base_sha)
-        except Invalid as exc:
-            error = exc
-            continue
-        except Conflict as exc:
-            if exc.theirs_sha256 is None:
-                app.notify(str(exc), severity="error", markup=False)
-                return False
-            choice = await app.push_screen_wait(ConflictScreen(exc, EDIT_CHOICES))
-            if choice is None:
-                app.notify(f"{file.relpath}: your edit was dropped; theirs stays", markup=False)
-                return False
-            original = exc.theirs
-            base_sha = exc.theirs_sha256
-            text = exc.theirs if choice == "theirs" else exc.yours
-            continue
-        except HumanWriteError as exc:
-            app.notify(str(exc), severity="error", markup=False)
-            return False
-        app.wrote([saved.relpath])
-        command = accept_commands(small, (kind,))[0]
-        app.notify(
-            f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "
-            f"`small accept` does, run (c copies it):\n{command}",
-            markup=False,
-            timeout=12,
-        )
-        return True
+
+    def save(edited: str, base_sha: str | None) -> Saved:
+        assert base_sha is not None  # the file was read above
+        return writer.replace_small(file.relpath, edited, base_sha)
+
+    saved = await edit_until_saved(
+        app,
+        file.relpath,
+        f"{kind}.small.yml",
+        base.decode("utf-8", errors="replace"),
+        hashlib.sha256(base).hexdigest(),
+        save,
+    )
+    if saved is None:
+        return False
+    app.wrote([saved.relpath])
+    command = accept_commands(small, (kind,))[0]
+    app.notify(
+        f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "
+        f"`small accept` does, run (c copies it):\n{command}",
+        markup=False,
+        timeout=12,
+    )
+    return True
