@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from store.loopexec import (
     EXIT_CLASSES,
@@ -21,6 +20,7 @@ from store.loopexec import (
     exit_class,
     exit_code,
 )
+from widgets.flex_table import FlexTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
 from widgets.tabs.common import cell, compact, duration, field_line, join_lines
@@ -146,7 +146,7 @@ def summary_text(
     return join_lines(parts)
 
 
-class ReceiptTable(DataTable[Text]):
+class ReceiptTable(FlexTable):
     """The receipt as a timeline: time, iteration, event, exit code, detail."""
 
     COLUMNS = (
@@ -158,26 +158,9 @@ class ReceiptTable(DataTable[Text]):
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self.shown = 0
         self.events: list[ReceiptEvent] = []
-
-    def on_mount(self) -> None:
-        for key, label, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width or 20)
-        self._fit()
-
-    def on_resize(self) -> None:
-        self._fit()
-
-    def _fit(self) -> None:
-        from textual.widgets.data_table import ColumnKey
-
-        if not self.columns:
-            return
-        fixed = sum(w + 2 for _, _, w in self.COLUMNS if w)
-        self.columns[ColumnKey("detail")].width = max(12, self.size.width - fixed - 3)
-        self.refresh()
 
     def show(
         self, events: Sequence[ReceiptEvent], variables: Mapping[str, str] | None = None

@@ -12,10 +12,10 @@ from typing import Any
 from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
 from rich.text import Text
-from textual.widgets import DataTable
 
 from store.problems import Problem
 from store.small.models import Entry, Task, strings_of, text_of
+from widgets.flex_table import FlexTable
 from widgets.safe_text import safe
 from widgets.status import LOOKS, theme_style
 from widgets.tabs.common import bullets, cell, field_line, heading, join_lines, problem_text
@@ -137,7 +137,7 @@ def intent_text(
     return join_lines(parts)
 
 
-class PlanTable(DataTable[Text]):
+class PlanTable(FlexTable):
     """One row per plan task: status, id, title, dependencies (unmet ones marked)."""
 
     COLUMNS = (
@@ -148,22 +148,8 @@ class PlanTable(DataTable[Text]):
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self.tasks: list[Task] = []
-
-    def on_mount(self) -> None:
-        for key, label, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width or None)
-
-    def on_resize(self) -> None:
-        fixed = sum(w + 2 for _, _, w in self.COLUMNS if w)
-        title = max(12, self.size.width - fixed - 3)
-        from textual.widgets.data_table import ColumnKey
-
-        if self.columns:
-            self.columns[ColumnKey("title")].width = title
-            self.columns[ColumnKey("title")].auto_width = False
-            self.refresh()
 
     def show(self, tasks: Sequence[Task], variables: Mapping[str, str] | None = None) -> None:
         if list(tasks) == self.tasks:
@@ -248,7 +234,7 @@ def _entry_line(entry: Entry, variables: Mapping[str, str] | None) -> Text:
     return cell(line)
 
 
-class Timeline(DataTable[Text]):
+class Timeline(FlexTable):
     """Progress entries in file order; appended entries are added, not the whole table.
 
     Follows the end (like `tail -f`) while the cursor is on the last row.
@@ -263,26 +249,9 @@ class Timeline(DataTable[Text]):
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self.entries: list[Entry] = []
         self.generation = -1
-
-    def on_mount(self) -> None:
-        for key, label, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width or 20)
-        self._fit()
-
-    def on_resize(self) -> None:
-        self._fit()
-
-    def _fit(self) -> None:
-        from textual.widgets.data_table import ColumnKey
-
-        if not self.columns:
-            return
-        fixed = sum(w + 2 for _, _, w in self.COLUMNS if w)
-        self.columns[ColumnKey("what")].width = max(12, self.size.width - fixed - 3)
-        self.refresh()
 
     def show(
         self, entries: Sequence[Entry], generation: int, variables: Mapping[str, str] | None = None
