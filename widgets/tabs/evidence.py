@@ -14,9 +14,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from store.problems import Problem
 from store.records import Evidence
@@ -25,13 +23,12 @@ from widgets.status import theme_style
 from widgets.tabs.common import (
     Column,
     DocumentScroll,
-    FocusOnShow,
     KeyedTable,
-    ThemeAware,
     hanging,
     join_lines,
     verdict_text,
 )
+from widgets.tabs.log_view import Line, LogView
 
 WINDOW = 1000
 """Evidence lines kept in memory (the last ones); all of them are shown."""
@@ -52,8 +49,6 @@ CHECK_WORDS = {
     "missing": ("✗ missing", "error", "bold"),
     "outside": ("✗ outside", "error", "bold"),
 }
-
-Line = tuple[int, Any]
 
 
 def check_text(
@@ -104,7 +99,7 @@ def evidence_detail(
     return join_lines(parts)
 
 
-class EvidenceView(ThemeAware, FocusOnShow, Vertical):
+class EvidenceView(LogView):
     """Chain status line, the evidence table, and the highlighted entry in full."""
 
     DEFAULT_CSS = """
@@ -117,15 +112,10 @@ class EvidenceView(ThemeAware, FocusOnShow, Vertical):
 
     def __init__(self, *, id: str | None = "evidence-view") -> None:
         super().__init__(id=id)
-        self._buffer: deque[Line] = deque(maxlen=WINDOW)
-        self._checks: dict[str, str] = {}
+        self._buffer = deque(maxlen=WINDOW)
         self._cells: dict[int, tuple[str | None, tuple[Text, ...]]] = {}
-        self._total = 0
-        self._chain_broken_at: int | None = None
-        self._seq_broken_at: int | None = None
+        self._checks: dict[str, str] = {}
         self._problems: tuple[Problem, ...] = ()
-        self._status_shown: Text | None = None
-        self._detail_shown: Text | None = None
         self.table = KeyedTable(COLUMNS, id="evidence-table", on_relayout=self.relayout)
         self.status = Static(id="evidence-status")
         self.detail = Static(id="evidence-detail-text")
@@ -135,9 +125,6 @@ class EvidenceView(ThemeAware, FocusOnShow, Vertical):
         yield self.table
         with DocumentScroll(id="evidence-detail"):
             yield self.detail
-
-    def focus_target(self) -> Widget:
-        return self.table
 
     def show(
         self,
@@ -162,11 +149,7 @@ class EvidenceView(ThemeAware, FocusOnShow, Vertical):
         self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
         self._chain_broken_at = chain_broken_at
         self._seq_broken_at = seq_broken_at
-        self._refresh()
-
-    @property
-    def lines(self) -> list[Line]:
-        return list(self._buffer)
+        self.refresh_rows()
 
     def _check_of(self, item: Any) -> str | None:
         if isinstance(item, Evidence) and item.artifact is not None:
@@ -210,22 +193,12 @@ class EvidenceView(ThemeAware, FocusOnShow, Vertical):
         self._cells[line] = (check, cells)
         return cells
 
-    def _refresh(self) -> None:
+    def refresh_rows(self) -> None:
         rows = [(str(line), self._row(line, item)) for line, item in self._buffer]
         self.table.set_rows(rows)
         self.table.styles.max_height = len(rows) + 1
-        self._update_status()
-        self._update_detail()
-
-    def relayout(self) -> None:
-        self._cells.clear()
-        self._refresh()
-
-    def rerender(self) -> None:
-        self._cells.clear()
-        self._status_shown = None
-        self._detail_shown = None
-        self._refresh()
+        self.update_status()
+        self.update_detail()
 
     def status_text(self) -> Text:
         variables = self.variables
@@ -261,24 +234,5 @@ class EvidenceView(ThemeAware, FocusOnShow, Vertical):
             text.append(f" · {problems} bad lines", style=bad)
         return text
 
-    def _update_status(self) -> None:
-        text = self.status_text()
-        if text != self._status_shown:
-            self._status_shown = text
-            self.status.update(text)
-
-    def _update_detail(self) -> None:
-        key = self.table.selected_key
-        text = Text("")
-        if key is not None:
-            line = int(key)
-            item = next((i for n, i in reversed(self._buffer) if n == line), None)
-            if item is not None:
-                text = evidence_detail(item, line, self._check_of(item), self.variables)
-        if text != self._detail_shown:
-            self._detail_shown = text
-            self.detail.update(text)
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        self._update_detail()
+    def detail_for(self, line: int, record: Any) -> Text:
+        return evidence_detail(record, line, self._check_of(record), self.variables)

@@ -8,7 +8,6 @@ for an appended line. Problem lines (unparsable, off-schema) show inline.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
@@ -16,9 +15,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from store.problems import Problem
 from store.records import (
@@ -33,14 +30,13 @@ from widgets.safe_text import safe
 from widgets.status import LOOKS, status_text, theme_style
 from widgets.tabs.common import (
     Column,
-    FocusOnShow,
     KeyedTable,
-    ThemeAware,
     clock,
     compact,
     duration,
     join_lines,
 )
+from widgets.tabs.log_view import Line, LogView
 
 WINDOW = 1000
 """Log lines kept in memory (the last ones)."""
@@ -55,7 +51,6 @@ COLUMNS: tuple[Column, ...] = (
     ("what", "What", 0, 0),
 )
 
-Line = tuple[int, Any]
 """(line number, record or Problem) as `LogReader.read_window` returns them."""
 
 
@@ -194,7 +189,7 @@ class TimelineTable(KeyedTable):
         self.owner.update_status()
 
 
-class ExecutionView(ThemeAware, FocusOnShow, Vertical):
+class ExecutionView(LogView):
     """Status line, timeline table and the highlighted line's details."""
 
     DEFAULT_CSS = """
@@ -216,14 +211,8 @@ class ExecutionView(ThemeAware, FocusOnShow, Vertical):
         self.following = True
         self.step_filter: str | None = None
         self.type_filter: str | None = None
-        self._buffer: deque[Line] = deque()
-        self._cells: dict[int, tuple[Text, ...]] = {}
         self._started: dict[tuple[str, int], datetime] = {}
-        self._total = 0
-        self._chain_broken_at: int | None = None
-        self._seq_broken_at: int | None = None
-        self._status_shown: Text | None = None
-        self._detail_shown: Text | None = None
+        self._cells: dict[int, tuple[Text, ...]] = {}
         self.table = TimelineTable(self)
         self.status = Static(id="execution-status")
         self.detail = Static(id="execution-detail")
@@ -232,9 +221,6 @@ class ExecutionView(ThemeAware, FocusOnShow, Vertical):
         yield self.status
         yield self.table
         yield self.detail
-
-    def focus_target(self) -> Widget:
-        return self.table
 
     # ---- data ---------------------------------------------------------------------------
 
@@ -262,12 +248,7 @@ class ExecutionView(ThemeAware, FocusOnShow, Vertical):
         self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
         self._chain_broken_at = chain_broken_at
         self._seq_broken_at = seq_broken_at
-        self._refresh_rows()
-
-    @property
-    def lines(self) -> list[Line]:
-        """The lines kept (the last `WINDOW`)."""
-        return list(self._buffer)
+        self.refresh_rows()
 
     def _row(self, line: int, record: Any) -> tuple[Text, ...]:
         cells = self._cells.get(line)
@@ -306,24 +287,13 @@ class ExecutionView(ThemeAware, FocusOnShow, Vertical):
         ]
         return shown[-SHOWN:]
 
-    def _refresh_rows(self) -> None:
+    def refresh_rows(self) -> None:
         rows = [(str(line), self._row(line, record)) for line, record in self._visible()]
         changed = self.table.set_rows(rows)
         if changed and self.following and self.table.row_count:
             self.table.move_cursor(row=self.table.row_count - 1, animate=False)
         self.update_status()
-        self._update_detail()
-
-    def relayout(self) -> None:
-        """The table's columns changed (narrow/wide): cells are built again."""
-        self._cells.clear()
-        self._refresh_rows()
-
-    def rerender(self) -> None:
-        self._cells.clear()
-        self._status_shown = None
-        self._detail_shown = None
-        self._refresh_rows()
+        self.update_detail()
 
     # ---- status and detail -------------------------------------------------------------
 
@@ -361,30 +331,11 @@ class ExecutionView(ThemeAware, FocusOnShow, Vertical):
             )
         return text
 
-    def update_status(self) -> None:
-        text = self.status_text()
-        if text != self._status_shown:
-            self._status_shown = text
-            self.status.update(text)
-
-    def _update_detail(self) -> None:
-        key = self.table.selected_key
-        text = Text("")
-        if key is not None:
-            line = int(key)
-            record = next((r for n, r in reversed(self._buffer) if n == line), None)
-            if record is not None:
-                started = None
-                if isinstance(record, AttemptEvent):
-                    started = self._started.get((record.step, record.attempt))
-                text = detail_text(line, record, started, self.variables)
-        if text != self._detail_shown:
-            self._detail_shown = text
-            self.detail.update(text)
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        self._update_detail()
+    def detail_for(self, line: int, record: Any) -> Text:
+        started = None
+        if isinstance(record, AttemptEvent):
+            started = self._started.get((record.step, record.attempt))
+        return detail_text(line, record, started, self.variables)
 
     # ---- actions ---------------------------------------------------------------------
 
@@ -409,13 +360,13 @@ class ExecutionView(ThemeAware, FocusOnShow, Vertical):
 
     def action_next_step(self) -> None:
         self.step_filter = self._next(self._values(step_of), self.step_filter)
-        self._refresh_rows()
+        self.refresh_rows()
 
     def action_next_type(self) -> None:
         self.type_filter = self._next(self._values(kind_of), self.type_filter)
-        self._refresh_rows()
+        self.refresh_rows()
 
     def action_clear_filters(self) -> None:
         self.step_filter = None
         self.type_filter = None
-        self._refresh_rows()
+        self.refresh_rows()

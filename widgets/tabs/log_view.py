@@ -1,0 +1,87 @@
+"""What the Execution and Evidence tabs share: a window of log lines, a status line, a
+table of them, and the highlighted line in full, each repainted only when it changed."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from rich.text import Text
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+
+from widgets.tabs.common import FocusOnShow, KeyedTable, ThemeAware
+
+Line = tuple[int, Any]
+"""(line number, record or Problem) of one log line."""
+
+
+class LogView(ThemeAware, FocusOnShow, Vertical):
+    """Base of a log tab. Subclasses make `table`, `status` and `detail` and define
+    `refresh_rows`, `status_text` and `detail_for`."""
+
+    table: KeyedTable
+    status: Static
+    detail: Static
+
+    def __init__(self, *, id: str | None) -> None:
+        super().__init__(id=id)
+        self._buffer: deque[Line] = deque()
+        self._cells: dict[int, Any] = {}
+        self._total = 0
+        self._chain_broken_at: int | None = None
+        self._seq_broken_at: int | None = None
+        self._status_shown: Text | None = None
+        self._detail_shown: Text | None = None
+
+    def focus_target(self) -> Widget:
+        return self.table
+
+    @property
+    def lines(self) -> list[Line]:
+        """The lines kept (the last `WINDOW`)."""
+        return list(self._buffer)
+
+    def refresh_rows(self) -> None:
+        raise NotImplementedError
+
+    def status_text(self) -> Text:
+        raise NotImplementedError
+
+    def detail_for(self, line: int, record: Any) -> Text:
+        raise NotImplementedError
+
+    def relayout(self) -> None:
+        """The table's columns changed (narrow/wide): cells are built again."""
+        self._cells.clear()
+        self.refresh_rows()
+
+    def rerender(self) -> None:
+        """The theme changed: everything is rendered again."""
+        self._cells.clear()
+        self._status_shown = None
+        self._detail_shown = None
+        self.refresh_rows()
+
+    def update_status(self) -> None:
+        text = self.status_text()
+        if text != self._status_shown:
+            self._status_shown = text
+            self.status.update(text)
+
+    def update_detail(self) -> None:
+        key = self.table.selected_key
+        text = Text("")
+        if key is not None:
+            line = int(key)
+            record = next((r for n, r in reversed(self._buffer) if n == line), None)
+            if record is not None:
+                text = self.detail_for(line, record)
+        if text != self._detail_shown:
+            self._detail_shown = text
+            self.detail.update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self.update_detail()
