@@ -256,11 +256,12 @@ class HudApp(App[None]):
         if mission is not None and request_id in mission.requests:
             self.push_screen(RequestScreen(mission_id, request_id))
 
-    def open_mission(self, mission_id: str) -> None:
+    def open_mission(self, mission_id: str, tab: str = "") -> None:
+        """Open a mission (native on `tab`, SMALL or loopexec) by id; unknown ids do nothing."""
         from hud.screens.mission import MissionScreen
 
         if mission_id in self.workspace.missions:
-            self.push_screen(MissionScreen(mission_id))
+            self.push_screen(MissionScreen(mission_id, tab))
         elif mission_id == self.workspace.small.id and self.workspace.small.present:
             from hud.screens.small import SmallScreen
 

@@ -38,14 +38,16 @@ class MissionScreen(HudScreen):
         Binding("b,plus", writes("adjust_budget"), "Adjust budget", id="mission.budget_adjust"),
     ]
 
-    def __init__(self, mission_id: str) -> None:
+    def __init__(self, mission_id: str, tab: str = "") -> None:
+        """Open `mission_id` on `tab` (a tab id; the first tab when empty)."""
         super().__init__()
         self.mission_id = mission_id
+        self._first_tab = tab
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static(id="mission-title")
-        with TabbedContent(id="tabs"):
+        with TabbedContent(id="tabs", initial=self._first_tab):
             for index, tab in enumerate(TABS, start=1):
                 with TabPane(f"{index} {tab.title}", id=tab.id):
                     yield tab.widget()

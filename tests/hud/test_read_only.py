@@ -118,13 +118,7 @@ async def test_every_key_on_every_screen_writes_nothing(
 
     # Every state to visit: a function that opens it from the overview.
     def tab(tab_id: str) -> Callable[[], None]:
-        def open_tab() -> None:
-            app.push_screen(MissionScreen("beta"))
-            app.call_after_refresh(
-                lambda: setattr(app.screen.query_one(TabbedContent), "active", tab_id)
-            )
-
-        return open_tab
+        return lambda: app.push_screen(MissionScreen("beta", tab_id))
 
     def approvals(everything: bool) -> Callable[[], None]:
         def open_queue() -> None:

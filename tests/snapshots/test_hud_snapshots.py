@@ -64,11 +64,14 @@ def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         assert isinstance(app, HudApp)
         await until(pilot, lambda: app.scanned.is_set() and len(app.summaries) == 4)
         if target in TABS:
-            app.open_mission("gamma")
-            await until(pilot, lambda: isinstance(app.screen, MissionScreen))
-            await pilot.pause()
-            await pilot.press(str(TABS.index(target) + 1))
-            await until(pilot, lambda: app.screen.query_one(TabbedContent).active == target)
+            app.open_mission("gamma", target)
+            await until(
+                pilot,
+                lambda: (
+                    isinstance(app.screen, MissionScreen)
+                    and any(tabs.active == target for tabs in app.screen.query(TabbedContent))
+                ),
+            )
         elif target == "problems":
             await pilot.press("exclamation_mark")
             await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))

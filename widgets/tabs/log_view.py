@@ -33,7 +33,9 @@ class LogView(ThemeAware, FocusOnShow, Vertical):
         self._chain_broken_at: int | None = None
         self._seq_broken_at: int | None = None
         self._status_shown: Text | None = None
-        self._detail_shown: Text | None = None
+        # A Static starts empty. Updating it with "" before it is mounted leaves Textual
+        # (8.2) believing a layout is pending, and its auto height then never grows.
+        self._detail_shown: Text | None = Text("")
 
     def focus_target(self) -> Widget:
         return self.table

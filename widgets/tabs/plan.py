@@ -181,7 +181,7 @@ class PlanView(ThemeAware, FocusOnShow, Vertical):
         self._args: _Shown | None = None
         self._title_shown: Text | None = None
         self._diff_shown: Text | None = None
-        self._detail_shown: Text | None = None
+        self._detail_shown: Text | None = Text("")  # a Static starts empty (see LogView)
         self.versions_table = KeyedTable(
             VERSION_COLUMNS, id="plan-versions", on_relayout=self._fill_versions
         )
