@@ -22,6 +22,7 @@ from widgets.safe_text import safe_str
 if TYPE_CHECKING:
     from hud.approvals import ApprovalFeed
     from store.human import HumanWriter
+    from store.small.prefetch import Prefetch
     from store.summary import MissionSummary
     from store.workspace import Workspace
 
@@ -57,10 +58,13 @@ class HudApp(App[None]):
         theme: str | None = None,
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
+        prefetch: Prefetch | None = None,
     ) -> None:
         super().__init__()
         self.root = root.resolve()
         self.clock = clock
+        self.prefetch = prefetch
+        """The SMALL workspace being read in a child process since `hud` started, if any."""
         self.workspace: Workspace
         """The index of the state directory; set by the scan worker before any row shows."""
         self.writer: HumanWriter | None = None
@@ -129,6 +133,8 @@ class HudApp(App[None]):
         self.call_from_thread(self._absorb_paths, rest)
         if external:  # SMALL and loopexec files: parsed here too, off the event loop
             part = Workspace(workspace.root, workspace.clock)
+            if self.prefetch is not None:
+                part.use_small(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
@@ -147,7 +153,6 @@ class HudApp(App[None]):
         self.read_only = writer is None
         self.approvals = feed
         self._apply_settings()
-        self.screen.refresh_bindings()
 
     def _absorb_paths(self, paths: list[str]) -> None:
         self.workspace.apply(paths)
@@ -159,6 +164,7 @@ class HudApp(App[None]):
     def _scan_done(self) -> None:
         self.scanned.set()
         self._publish(None)
+        self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
 
     def _publish(self, touched: set[str] | None) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens."""

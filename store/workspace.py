@@ -102,6 +102,13 @@ class Workspace:
             touched |= set(part.loopexec.problems_by_id())
         return touched
 
+    def use_small(self, small: SmallWorkspace | None) -> None:
+        """Start from a SMALL workspace read elsewhere (store.small.prefetch), checked
+        against the disk now: a file whose bytes changed since is read again."""
+        if small is not None and small.root == self.root:
+            self.small = small
+            small.load()
+
     def is_external(self, rel: str) -> bool:
         """True for a path of the SMALL workspace or the loopexec folder."""
         return self._adapter(rel) is not None

@@ -14,7 +14,14 @@ def open_app(root: Path, *, read_only: bool, theme: str | None) -> int:
         return 2
     if not read_only and not os.access(root, os.W_OK):
         read_only = True
-    from hud.app import HudApp
+    from store.small import prefetch
 
-    HudApp(root, read_only=read_only, theme=theme).run()
+    small = prefetch.start(root)  # before any thread exists: it forks
+    try:
+        from hud.app import HudApp
+
+        HudApp(root, read_only=read_only, theme=theme, prefetch=small).run()
+    finally:
+        if small is not None:
+            small.close()
     return 0

@@ -110,16 +110,24 @@ class SmallWorkspace:
         if is_transient(rel):
             return set()
         was_present = self.present
-        self.present = self.folder.is_dir() and not self.folder.is_symlink()
         name = rel[len(self.prefix) :] if rel.startswith(self.prefix) else ""
-        if rel == SMALL_DIR or (self.present and not was_present):
-            for kind in FILES:
-                self._load(kind)
-        elif name in KINDS:
-            self._load(KINDS[name])
+        if rel == SMALL_DIR or not was_present:
+            self.load()
+        else:
+            self.present = self.folder.is_dir() and not self.folder.is_symlink()
+            if name in KINDS:
+                self._load(KINDS[name])
+            self._scan_layout()
+            self._derived = None
+        return {self.id} if self.present or was_present else set()
+
+    def load(self) -> None:
+        """Read every file (files whose bytes did not change since the last read are kept)."""
+        self.present = self.folder.is_dir() and not self.folder.is_symlink()
+        for kind in FILES:
+            self._load(kind)
         self._scan_layout()
         self._derived = None
-        return {self.id} if self.present or was_present else set()
 
     # ---- loading ---------------------------------------------------------------------
 

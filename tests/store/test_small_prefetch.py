@@ -1,0 +1,102 @@
+"""store.small.prefetch: a forked child reads .small/ while the HUD starts; the scan
+adopts its result only after checking every file against the disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from store.small import prefetch
+from store.small import workspace as small_workspace
+from store.workspace import Workspace
+from tests.small_support import LIVE, copy_fixture
+
+APPENDED = (
+    "    - command: echo appended after the child read it\n"
+    "      evidence: appended during start-up\n"
+    "      status: completed\n"
+    "      task_id: task-46\n"
+    '      timestamp: "2026-04-02T08:00:00.000000001Z"\n'
+)
+
+
+def _in_process(root: Path) -> small_workspace.SmallWorkspace:
+    small = small_workspace.SmallWorkspace(root.resolve())
+    small.load()
+    return small
+
+
+def test_the_child_reads_what_the_scan_would(tmp_path: Path) -> None:
+    root = copy_fixture(LIVE, tmp_path)
+    started = prefetch.start(root)
+    assert started is not None
+    small = started.result()
+    assert small is not None
+    expected = _in_process(root)
+    assert [e.line for e in small.entries] == [e.line for e in expected.entries]
+    assert len(small.entries) == 1206
+    assert small.problems() == expected.problems()
+    assert small.tasks == expected.tasks
+    assert started.result() is None  # taken once
+    started.close()
+
+
+def test_the_scan_rereads_what_changed_after_the_child_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_fixture(LIVE, tmp_path)
+    started = prefetch.start(root)
+    assert started is not None
+    small = started.result()
+    with (root / ".small" / "progress.small.yml").open("a") as handle:
+        handle.write(APPENDED)
+    parsed: list[str] = []
+    real = small_workspace.parse_yaml
+    monkeypatch.setattr(
+        small_workspace,
+        "parse_yaml",
+        lambda rel, data, **kw: parsed.append(rel) or real(rel, data, **kw),
+    )
+    workspace = Workspace(root)
+    workspace.use_small(small)
+    assert workspace.small is small
+    assert len(small.entries) == 1207  # the appended entry, parsed alone
+    assert parsed == [".small/progress.small.yml"]  # the five unchanged files are kept
+    assert small.entries[-1].command == "echo appended after the child read it"
+
+
+def test_no_small_folder_no_child(tmp_path: Path) -> None:
+    assert prefetch.start(tmp_path) is None
+
+
+def test_a_child_that_died_leaves_the_scan_to_parse(tmp_path: Path) -> None:
+    root = copy_fixture(LIVE, tmp_path)
+    started = prefetch.start(root)
+    assert started is not None
+    started.close()  # killed (or already done) and reaped: nothing to take
+    assert started.result() is None
+    workspace = Workspace(root)
+    workspace.use_small(None)
+    assert workspace.small is not None and not workspace.small.present
+
+
+def test_a_workspace_for_another_root_is_not_used(tmp_path: Path) -> None:
+    root = copy_fixture(LIVE, tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    workspace = Workspace(other)
+    theirs = _in_process(root)
+    workspace.use_small(theirs)
+    assert workspace.small is not theirs
+
+
+def test_close_leaves_no_process(tmp_path: Path) -> None:
+    root = copy_fixture(LIVE, tmp_path)
+    started = prefetch.start(root)
+    assert started is not None
+    pid = started._pid
+    started.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
