@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import version
 from pathlib import Path
 
 from hud import commands
@@ -27,8 +26,22 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-only", action="store_true", help="never write anything")
     parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")
-    parser.add_argument("--version", action="version", version=f"hud {version('operator-hud')}")
+    parser.add_argument("--version", action=_Version)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`, reading the installed version only when asked (importlib.metadata
+    costs tens of milliseconds at every start otherwise)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import version
+
+        print(f"hud {version('operator-hud')}")
+        parser.exit()
 
 
 def default_dir(given: Path | None) -> Path:
