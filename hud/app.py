@@ -171,8 +171,10 @@ class HudApp(App[None]):
         self._publish(None)
         # What the scan built lives as long as the HUD: keep it out of the cyclic
         # collector's full passes, which otherwise stall the screen for 100+ ms.
+        # (`hud` starts with the collector off: imports and the scan run without it.)
         gc.collect()
         gc.freeze()
+        gc.enable()
         self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
 
     def _publish(self, touched: set[str] | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ def open_app(root: Path, *, read_only: bool, theme: str | None) -> int:
         read_only = True
     from store.small import prefetch
 
+    gc.disable()  # start-up allocates much and frees little; HudApp collects after its scan
     small = prefetch.start(root)  # before any thread exists: it forks
     try:
         from hud.app import HudApp

@@ -16,6 +16,7 @@ is None and the scan parses in process.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import signal
@@ -94,6 +95,7 @@ def _child(root: Path, fd: int) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        gc.disable()  # a short life: nothing to collect that exit does not
         from store.small.workspace import SmallWorkspace
 
         small = SmallWorkspace(root)
