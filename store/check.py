@@ -1,14 +1,15 @@
 """The invariants behind `hud check`: every problem in a state directory, by mission.
 
-Large workspaces are checked in parallel, missions split across processes by the
-size of their logs; each process builds its part of the index and reports back.
+Large workspaces are checked in parallel: missions are split into many tasks of similar
+size (the size of their files), which worker processes take heaviest first as they
+finish one; each task builds its part of the index and reports back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,9 @@ from store.problems import Problem
 from store.workspace import Workspace, group_by_mission
 
 PARALLEL_BYTES = 16 * 1024 * 1024
+TASKS_PER_JOB = 64
+"""Missions are checked in this many tasks per process: small tasks keep every process
+busy to the end, each costs a fresh index and one pickled result."""
 Progress = Callable[[int, int], None]
 
 
@@ -122,22 +126,41 @@ def _check_missions(root: str, paths: list[str]) -> tuple[dict[str, MissionRepor
     return reports, loose
 
 
-def _size(root: Path, rel: str) -> int:
+def _size(root: str, rel: str) -> int:
     try:
-        return os.lstat(root / rel).st_size
+        return os.lstat(os.path.join(root, rel)).st_size
     except OSError:
         return 0
 
 
 def _chunks(weights: dict[str, int], count: int) -> list[list[str]]:
-    """Split missions into `count` groups of similar total weight."""
+    """Split missions into `count` groups of similar total weight, heaviest group first."""
     groups: list[list[str]] = [[] for _ in range(count)]
     totals = [0] * count
     for mission_id in sorted(weights, key=weights.__getitem__, reverse=True):
         index = totals.index(min(totals))
         groups[index].append(mission_id)
         totals[index] += weights[mission_id]
-    return [group for group in groups if group]
+    order = sorted(range(count), key=totals.__getitem__, reverse=True)
+    return [groups[index] for index in order if groups[index]]
+
+
+Task = tuple[list[str], int]
+"""The paths of some missions, and their weight (bytes) for the progress bar."""
+Checked = tuple[dict[str, MissionReport], list[Problem]]
+
+
+def _results(root: str, tasks: list[Task], jobs: int) -> Iterator[tuple[Checked, int]]:
+    """Each task's result and weight: in this process when jobs is 1, else as workers
+    finish them (a worker that is done takes the next task, heaviest first)."""
+    if jobs == 1:
+        for paths, weight in tasks:
+            yield _check_missions(root, paths), weight
+        return
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = {pool.submit(_check_missions, root, paths): weight for paths, weight in tasks}
+        for future in as_completed(futures):
+            yield future.result(), futures[future]
 
 
 def check(root: Path, progress: Progress | None = None, jobs: int | None = None) -> Report:
@@ -159,32 +182,20 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
             external.get(external_id, []),
             workspace.small.verdicts() if external_id == workspace.small.id else {},
         )
-    weights = {m: sum(_size(workspace.root, p) for p in paths) for m, paths in missions.items()}
+    weights = {m: sum(_size(report.root, p) for p in paths) for m, paths in missions.items()}
     total = sum(weights.values())
     jobs = jobs or os.cpu_count() or 1
-    groups = _chunks(weights, jobs * 4 if total >= PARALLEL_BYTES and jobs > 1 else 1)
+    if total < PARALLEL_BYTES or len(missions) < 2:
+        jobs = 1  # not worth starting processes
+    tasks = [
+        ([p for m in group for p in missions[m]], sum(weights[m] for m in group))
+        for group in _chunks(weights, min(len(weights), jobs * TASKS_PER_JOB))
+    ]
     done = 0
-    if len(groups) <= 1:
-        for mission_id, paths in missions.items():
-            reports, loose = _check_missions(str(workspace.root), paths)
-            report.missions.update(reports)
-            report.workspace_problems.extend(loose)
-            done += weights[mission_id]
-            if progress:
-                progress(done, total)
-        return report
-    with ProcessPoolExecutor(jobs) as pool:
-        futures = {
-            pool.submit(
-                _check_missions, str(workspace.root), [p for m in group for p in missions[m]]
-            ): sum(weights[m] for m in group)
-            for group in groups
-        }
-        for future in as_completed(futures):
-            reports, loose = future.result()
-            report.missions.update(reports)
-            report.workspace_problems.extend(loose)
-            done += futures[future]
-            if progress:
-                progress(done, total)
+    for (reports, loose), weight in _results(report.root, tasks, jobs):
+        report.missions.update(reports)
+        report.workspace_problems.extend(loose)
+        done += weight
+        if progress:
+            progress(done, total)
     return report

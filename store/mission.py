@@ -52,6 +52,10 @@ class StepLatest(NamedTuple):
     line: int
 
 
+_make_tuple = tuple.__new__
+"""Makes a NamedTuple from a tuple without the Python frame of its `__new__`."""
+
+
 class Reference(NamedTuple):
     """Where a log first mentioned something (a step, a plan version)."""
 
@@ -103,25 +107,27 @@ class MissionState:
 
     def _on_event(self, event: Any, line: int) -> None:
         """Fold one event into the aggregates (the hot path of a scan)."""
+        fields = event.__dict__  # one lookup: pydantic's __getattr__ hook slows each field
         if self.first_event_at is None:
-            self.first_event_at = event.at
-        self.last_event_at = event.at
-        kind = event.type
+            self.first_event_at = fields["at"]
+        self.last_event_at = fields["at"]
+        kind = fields["type"]
         if kind == "step":
-            step = event.step
-            self.step_latest[step] = StepLatest(event, line)
+            step = fields["step"]
+            self.step_latest[step] = _make_tuple(StepLatest, (event, line))
             if step not in self.event_step_refs:
                 self.event_step_refs[step] = Reference(self.events_path, line)
-            if event.plan_version not in self.plan_version_refs:
-                self.plan_version_refs[event.plan_version] = Reference(self.events_path, line)
+            if fields["plan_version"] not in self.plan_version_refs:
+                self.plan_version_refs[fields["plan_version"]] = Reference(self.events_path, line)
             self.halt = None
         elif kind == "usage":
-            self.usage.append(UsagePoint(event.at, float(event.usd), event.tokens, event.steps))
+            point = (fields["at"], float(fields["usd"]), fields["tokens"], fields["steps"])
+            self.usage.append(_make_tuple(UsagePoint, point))
         elif kind == "attempt":
-            if event.step not in self.event_step_refs:
-                self.event_step_refs[event.step] = Reference(self.events_path, line)
-            if event.approval and event.phase == "started":
-                self.used_approvals.setdefault(event.approval, event)
+            if fields["step"] not in self.event_step_refs:
+                self.event_step_refs[fields["step"]] = Reference(self.events_path, line)
+            if fields["approval"] and fields["phase"] == "started":
+                self.used_approvals.setdefault(fields["approval"], event)
         elif kind == "halt":
             self.halt = event
 
@@ -140,13 +146,13 @@ class MissionState:
     # ---- applying file changes -------------------------------------------------------
 
     def exists(self) -> bool:
-        return (self.root / self.base).is_dir()
+        return os.path.isdir(os.path.join(self.root, self.base))
 
     def apply(self, located: Located) -> None:
         """Re-read the one file `located` names (or forget it if it is gone)."""
         self._problems = None
         rel = located.relpath
-        present = os.path.lexists(self.root / rel)
+        present = os.path.lexists(os.path.join(self.root, rel))  # os.path: pathlib costs more
         kind = located.kind
         if kind is Kind.EVENTS:
             self.events = self._poll(rel, kind, present, self.events)

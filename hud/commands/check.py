@@ -7,13 +7,13 @@ import json
 import sys
 import time
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TimeRemainingColumn
+from typing import TYPE_CHECKING
 
 from store.check import Report, check
 from store.problems import Problem
-from widgets.safe_text import safe_str as printable
+
+if TYPE_CHECKING:  # rich loads only for a progress bar or the text report: --json starts sooner
+    from rich.progress import Progress
 
 EXIT_VALID, EXIT_ERRORS, EXIT_CANNOT_RUN = 0, 1, 2
 
@@ -31,12 +31,14 @@ class _LazyProgress:
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.bar: Progress | None = None
-        self.task = TaskID(0)
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
             if time.monotonic() - self.started < 1.0 or not sys.stderr.isatty():
                 return
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
             self.bar = Progress(
                 "checking",
                 BarColumn(),
@@ -46,8 +48,8 @@ class _LazyProgress:
                 transient=True,
             )
             self.bar.start()
-            self.task = self.bar.add_task("check", total=total)
-        self.bar.update(self.task, completed=done, total=total)
+            self.bar.add_task("check", total=total)
+        self.bar.update(self.bar.task_ids[0], completed=done, total=total)
 
     def stop(self) -> None:
         if self.bar is not None:
@@ -69,6 +71,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(report))
     return EXIT_ERRORS if report.errors else EXIT_VALID
+
+
+def printable(text: str) -> str:
+    """Agent text made visible and inert for the terminal (widgets.safe_text loads rich)."""
+    from widgets.safe_text import safe_str
+
+    return safe_str(text)
 
 
 def _problem_lines(problem: Problem) -> list[str]:

@@ -86,6 +86,14 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
     assert progress and progress[-1][0] == progress[-1][1]
 
 
+def test_missions_are_split_into_tasks_of_similar_weight_heaviest_first() -> None:
+    weights = {"a": 90, "b": 50, "c": 40, "d": 10, "e": 10}
+    groups = store.check._chunks(weights, 3)
+    assert sorted(m for group in groups for m in group) == sorted(weights)
+    assert [sum(weights[m] for m in group) for group in groups] == [90, 60, 50]
+    assert store.check._chunks({"a": 1}, 4) == [["a"]]
+
+
 def test_cli_valid_exits_0(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, str(state_dir))
     assert code == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from store.records import (
     request_digest,
 )
 from tests.factory import mission
+from tests.store.conftest import stat_saying
 
 
 @pytest.fixture
@@ -149,6 +151,16 @@ def test_read_bytes_never_reads_past_the_cap(tmp_path: Path) -> None:
     (tmp_path / "big").write_bytes(b"x" * 1000)
     assert read_bytes(tmp_path, "big", cap=1000) == b"x" * 1000
     problem = read_bytes(tmp_path, "big", cap=999)
+    assert isinstance(problem, Problem) and problem.code == "too-large"
+
+
+def test_read_bytes_reads_on_when_the_file_grew_after_its_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "grew").write_bytes(b"x" * 1000)
+    monkeypatch.setattr(os, "stat", stat_saying(10, os.stat))
+    assert read_bytes(tmp_path, "grew") == b"x" * 1000
+    problem = read_bytes(tmp_path, "grew", cap=500)
     assert isinstance(problem, Problem) and problem.code == "too-large"
 
 

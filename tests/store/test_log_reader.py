@@ -14,6 +14,7 @@ from store.load import LogReader
 from store.problems import Problem
 from store.records import Evidence, StepEvent
 from tests.factory import T0, chain, mission, stamp
+from tests.store.conftest import stat_saying
 
 EVENTS = "missions/m/events.jsonl"
 
@@ -168,6 +169,16 @@ def test_small_read_chunks_give_the_same_result(
     assert batch.problems == []
     newlines = [i + 1 for i, byte in enumerate(log.read_bytes()) if byte == ord("\n")]
     assert list(reader.line_starts) == [0, *newlines[:4]]
+
+
+def test_bytes_appended_after_the_fstat_are_read_too(
+    tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store.load, "PROBE_CHUNK", 7)
+    monkeypatch.setattr(os, "fstat", stat_saying(100, os.fstat))
+    reader = reader_for(tmp_path)
+    assert [r.seq for r in reader.poll().records] == [1, 2, 3, 4, 5]
+    assert reader.offset == log.stat().st_size
 
 
 @pytest.mark.parametrize("chunk", [50, 200, 4096])

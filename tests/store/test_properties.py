@@ -334,3 +334,88 @@ def test_read_chunk_size_does_not_matter(data: bytes, chunk: int) -> None:
             patch.setattr(store.load, "READ_CHUNK", chunk)
             small = read_whole(root / "b", "events.jsonl", data)
     assert small == whole
+
+
+# ---- the duplicate-key shortcut is sound -------------------------------------------------
+
+Pairs = list[tuple[str, Any]]
+"""A JSON object as written: its keys in order, repeats allowed; a nested object is Pairs."""
+
+
+@st.composite
+def log_objects(draw: st.DrawFn) -> tuple[Kind, Pairs]:
+    """A schema-valid log line of any kind but attempt, as key-value pairs."""
+    step = draw(st.text(min_size=1, max_size=8) | st.sampled_from(["s1", 'a"b', "c\\d"]))
+    line: Pairs = [("seq", 2), ("at", stamp(T0)), ("prev", "0" * 64)]
+    kind = draw(st.sampled_from(["step", "usage", "heartbeat", "error", "halt", "evidence"]))
+    if kind == "evidence":
+        line += [("id", "e1"), ("step", step), ("observed", draw(texts)), ("method", "m")]
+        line += [("proves", "p"), ("verdict", "pass")]
+        if draw(st.booleans()):
+            path = draw(st.text(min_size=1, max_size=8))
+            artifact: Pairs = [("path", path), ("sha256", "0" * 64), ("bytes", 3)]
+            line.append(("artifact", artifact))
+        return Kind.EVIDENCE, line
+    line += [("type", kind), ("actor", draw(texts))]
+    if kind == "step":
+        line += [("step", step), ("plan_version", 1), ("state", "running")]
+        if draw(st.booleans()):
+            line.append(("reason", draw(texts)))
+    elif kind == "usage":
+        line += [("usd", draw(st.sampled_from([0, 1.5]))), ("tokens", 3), ("steps", 1)]
+    elif kind == "error":
+        line += [("message", draw(texts)), ("step", draw(st.none() | st.just(step)))]
+    elif kind == "halt":
+        line.append(("reason", draw(texts)))
+    return Kind.EVENTS, line
+
+
+def repeat_a_key(pairs: Pairs, draw: st.DrawFn) -> Pairs:
+    """`pairs` with one key written twice (same value), here or in the nested object."""
+    index = draw(st.integers(0, len(pairs) - 1))
+    key, value = pairs[index]
+    if isinstance(value, list) and draw(st.booleans()):
+        return [*pairs[:index], (key, repeat_a_key(value, draw)), *pairs[index + 1 :]]
+    at = draw(st.integers(0, len(pairs)))
+    return [*pairs[:at], (key, value), *pairs[at:]]
+
+
+def write_json(pairs: Pairs, comma: str, colon: str, ascii_only: bool) -> str:
+    def value(item: Any) -> str:
+        if isinstance(item, list):
+            return write_json(item, comma, colon, ascii_only)
+        return json.dumps(item, ensure_ascii=ascii_only)
+
+    items = (json.dumps(key, ensure_ascii=ascii_only) + colon + value(v) for key, v in pairs)
+    return "{" + comma.join(items) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    line=log_objects(),
+    repeat=st.booleans(),
+    comma=st.sampled_from([",", ", ", " ,\t"]),
+    colon=st.sampled_from([":", " :", ": ", "\t:\r"]),
+    ascii_only=st.booleans(),
+    data=st.data(),
+)
+def test_a_repeated_key_is_never_plainly_unique(
+    line: tuple[Kind, Pairs],
+    repeat: bool,
+    comma: str,
+    colon: str,
+    ascii_only: bool,
+    data: st.DataObject,
+) -> None:
+    kind, pairs = line
+    if repeat:
+        pairs = repeat_a_key(pairs, data.draw)
+    text = write_json(pairs, comma, colon, ascii_only).encode()
+    record = store.load.log_adapter(kind).validate_json(text)
+    plain = store.load.plainly_unique(text, record)
+    if repeat:
+        assert not plain
+    elif comma == "," and colon == ":" and b'\\"' not in text:
+        fields = dict(pairs)
+        error_step = fields.get("type") == "error" and fields["step"] is not None
+        assert plain is not error_step  # the shortcut takes every plain line but these
