@@ -380,6 +380,16 @@ def repeat_a_key(pairs: Pairs, draw: st.DrawFn) -> Pairs:
     return [*pairs[:at], (key, value), *pairs[at:]]
 
 
+def add_unknown(pairs: Pairs, draw: st.DrawFn) -> Pairs:
+    """`pairs` with a field the format does not define, here or in the nested object."""
+    for index, (key, value) in enumerate(pairs):
+        if isinstance(value, list) and draw(st.booleans()):
+            return [*pairs[:index], (key, add_unknown(value, draw)), *pairs[index + 1 :]]
+    at = draw(st.integers(0, len(pairs)))
+    unknown = (draw(st.sampled_from(["x", "args"])), draw(st.sampled_from([1, None, "1", {}])))
+    return [*pairs[:at], unknown, *pairs[at:]]
+
+
 def write_json(pairs: Pairs, comma: str, colon: str, ascii_only: bool) -> str:
     def value(item: Any) -> str:
         if isinstance(item, list):
@@ -394,26 +404,30 @@ def write_json(pairs: Pairs, comma: str, colon: str, ascii_only: bool) -> str:
 @given(
     line=log_objects(),
     repeat=st.booleans(),
+    unknown=st.booleans(),
     comma=st.sampled_from([",", ", ", " ,\t"]),
     colon=st.sampled_from([":", " :", ": ", "\t:\r"]),
     ascii_only=st.booleans(),
     data=st.data(),
 )
-def test_a_repeated_key_is_never_plainly_unique(
+def test_a_repeated_or_unknown_key_is_never_plainly_unique(
     line: tuple[Kind, Pairs],
     repeat: bool,
+    unknown: bool,
     comma: str,
     colon: str,
     ascii_only: bool,
     data: st.DataObject,
 ) -> None:
     kind, pairs = line
+    if unknown:
+        pairs = add_unknown(pairs, data.draw)
     if repeat:
         pairs = repeat_a_key(pairs, data.draw)
     text = write_json(pairs, comma, colon, ascii_only).encode()
     record = store.load.log_adapter(kind).validate_json(text)
     plain = store.load.plainly_unique(text, record)
-    if repeat:
+    if repeat or unknown:  # a repeat is never missed; an unknown field needs its warning
         assert not plain
     elif comma == "," and colon == ":" and b'\\"' not in text:
         fields = dict(pairs)
