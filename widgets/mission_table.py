@@ -57,6 +57,8 @@ class MissionTable(RowTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(column_widths(80), id=id)
         self.summaries: dict[str, MissionSummary] = {}
+        self._order_keys: dict[str, tuple[int, int, str]] = {}
+        """Each row's sort key, computed when its summary arrives (not at every sort)."""
         self.now = datetime.now(UTC)
         self.variables: Mapping[str, str] = {}
 
@@ -95,14 +97,16 @@ class MissionTable(RowTable):
     def show(self, summaries: Iterable[MissionSummary], now: datetime, *, complete: bool) -> None:
         """Update rows for these missions; with `complete`, also drop rows not among them."""
         given = {summary.id: summary for summary in summaries}
+        keys = {mission: summary.sort_key() for mission, summary in given.items()}
         self.now = now
         if complete:
             self.summaries = given
+            self._order_keys = keys
         else:
             self.summaries.update(given)
+            self._order_keys.update(keys)
         self._render_rows(given.values())
 
     def _render_rows(self, summaries: Iterable[MissionSummary]) -> None:
         rows = {summary.id: self.cells_for(summary) for summary in summaries}
-        order = sorted(self.summaries, key=lambda m: self.summaries[m].sort_key())
-        self.update(rows, order)
+        self.update(rows, sorted(self._order_keys, key=self._order_keys.__getitem__))

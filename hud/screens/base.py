@@ -69,14 +69,17 @@ class HudScreen(Screen[None]):
         self.update_header()
 
     def update_header(self) -> None:
+        from store.derive import MissionStatus  # loaded by the scan, not before first paint
+
         workspace = self.hud.workspace
         headers = self.query(HudHeader)
         if not headers:
             return
         summaries = self.hud.summaries.values()
+        found = Counter(s.status for s in summaries)
         headers.first().show(
             directory=home_relative(workspace.root),
-            counts=Counter(s.status.value for s in sorted(summaries, key=lambda s: s.sort_key())),
+            counts=Counter({status.value: found[status] for status in MissionStatus}),
             problems=sum(s.problems for s in summaries) + len(workspace.unknown),
             pending=sum(s.pending for s in summaries),
             live=self.hud.watching,
