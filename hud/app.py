@@ -6,7 +6,7 @@ import asyncio
 import gc
 import tomllib
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -21,10 +21,12 @@ from themes import DEFAULT_THEME, STYLESHEET, register_themes
 from widgets.safe_text import safe_str
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from hud.approvals import ApprovalFeed
     from store.human import HumanWriter
+    from store.row import MissionSummary
     from store.small.prefetch import Prefetch
-    from store.summary import MissionSummary
     from store.workspace import Workspace
 
 TICK_SECONDS = 1.0
@@ -70,7 +72,11 @@ class HudApp(App[None]):
         self.prefetch = prefetch
         """The SMALL workspace being read in a child process since `hud` started, if any."""
         self.workspace: Workspace
-        """The index of the state directory; set by the scan worker before any row shows."""
+        """The index of the state directory; set by the scan worker (see `adopted`)."""
+        self.adopted = False
+        self._open_when_indexed: tuple[str, str] | None = None
+        """A mission opened from a preview row before the scan indexed it: (id, tab)."""
+        """True once the scan worker handed over the workspace; only a preview row before."""
         self.writer: HumanWriter | None = None
         """The only writer the HUD holds; None in read-only mode, so nothing can write."""
         self.read_only = read_only
@@ -98,9 +104,28 @@ class HudApp(App[None]):
         self.set_interval(TICK_SECONDS, self._tick)
 
     def _start(self) -> None:
+        if self.prefetch is not None:
+            self.preview()
         if self.live:
             self.watch_state()
         self.scan()
+
+    def now(self) -> datetime:
+        """The HUD's clock (injectable for tests)."""
+        return self.clock() if self.clock is not None else datetime.now(UTC)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def preview(self) -> None:
+        """The SMALL workspace's row as the prefetch child derived it, shown before the
+        store is even imported here; the scan replaces it with its own."""
+        row = self.prefetch.row() if self.prefetch is not None else None
+        if row is not None:
+            self.call_from_thread(self._show_preview, row)
+
+    def _show_preview(self, row: MissionSummary) -> None:
+        if not self.scanned.is_set() and row.id not in self.summaries:
+            self.summaries[row.id] = row
+            self.changed.publish({row.id})
 
     def _apply_settings(self) -> None:
         settings = self.workspace.settings
@@ -135,13 +160,13 @@ class HudApp(App[None]):
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
-        self.call_from_thread(self._absorb_paths, rest)
         if external:  # SMALL and loopexec files: parsed here too, off the event loop
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
                 part.use_small(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
+        self.call_from_thread(self._absorb_paths, rest)
         ids = sorted(missions)
         for start in range(0, len(ids), SCAN_CHUNK):
             part = Workspace(workspace.root, workspace.clock)
@@ -154,6 +179,7 @@ class HudApp(App[None]):
     def _adopt(self, workspace: Workspace, writer: HumanWriter | None, feed: ApprovalFeed) -> None:
         """Take the workspace the scan worker made (settings loaded, nothing indexed yet)."""
         self.workspace = workspace
+        self.adopted = True
         self.writer = writer
         self.read_only = writer is None
         self.approvals = feed
@@ -179,7 +205,7 @@ class HudApp(App[None]):
 
     def _publish(self, touched: set[str] | None) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens."""
-        from store.derive import MissionStatus
+        from store.row import MissionStatus
         from store.summary import summarize
 
         workspace = self.workspace
@@ -205,6 +231,7 @@ class HudApp(App[None]):
                 del self.summaries[gone]
         self.approvals.update(touched)
         self.changed.publish(touched)
+        self._open_if_indexed()
 
     @work(exclusive=True, group="watch")
     async def watch_state(self) -> None:
@@ -252,7 +279,7 @@ class HudApp(App[None]):
     def action_problems(self) -> None:
         from hud.screens.problems import ProblemsScreen
 
-        if not isinstance(self.screen, ProblemsScreen):
+        if self._indexed() and not isinstance(self.screen, ProblemsScreen):
             self.push_screen(ProblemsScreen())
 
     def action_next_theme(self) -> None:
@@ -266,30 +293,57 @@ class HudApp(App[None]):
     def action_approvals(self) -> None:
         from hud.screens.approvals import ApprovalsScreen
 
-        if not isinstance(self.screen, ApprovalsScreen):
+        if self._indexed() and not isinstance(self.screen, ApprovalsScreen):
             self.push_screen(ApprovalsScreen())
 
     def open_request(self, mission_id: str, request_id: str) -> None:
         from hud.screens.approvals import RequestScreen
 
-        mission = self.workspace.missions.get(mission_id)
+        mission = self.workspace.missions.get(mission_id) if self._indexed() else None
         if mission is not None and request_id in mission.requests:
             self.push_screen(RequestScreen(mission_id, request_id))
 
     def open_mission(self, mission_id: str, tab: str = "") -> None:
-        """Open a mission (native on `tab`, SMALL or loopexec) by id; unknown ids do nothing."""
+        """Open a mission (native on `tab`, SMALL or loopexec) by id; unknown ids do nothing.
+
+        A row shown before its files are indexed (the SMALL preview) opens as soon as
+        the scan has them.
+        """
+        screen = self._mission_screen(mission_id, tab) if self.adopted else None
+        if screen is not None:
+            self.push_screen(screen)
+        elif not self.scanned.is_set():
+            self._open_when_indexed = (mission_id, tab)
+
+    def _mission_screen(self, mission_id: str, tab: str) -> Screen[None] | None:
+        from hud.screens.loopexec import LoopexecScreen
         from hud.screens.mission import MissionScreen
+        from hud.screens.small import SmallScreen
 
-        if mission_id in self.workspace.missions:
-            self.push_screen(MissionScreen(mission_id, tab))
-        elif mission_id == self.workspace.small.id and self.workspace.small.present:
-            from hud.screens.small import SmallScreen
+        workspace = self.workspace
+        if mission_id in workspace.missions:
+            return MissionScreen(mission_id, tab)
+        if mission_id == workspace.small.id and workspace.small.present:
+            return SmallScreen(mission_id)
+        if workspace.loopexec.run_of(mission_id) is not None:
+            return LoopexecScreen(mission_id)
+        return None
 
-            self.push_screen(SmallScreen(mission_id))
-        elif self.workspace.loopexec.run_of(mission_id) is not None:
-            from hud.screens.loopexec import LoopexecScreen
+    def _open_if_indexed(self) -> None:
+        """Open the mission asked for during the scan, once it is indexed (or give up)."""
+        if self._open_when_indexed is None:
+            return
+        screen = self._mission_screen(*self._open_when_indexed)
+        if screen is not None or self.scanned.is_set():
+            self._open_when_indexed = None
+        if screen is not None:
+            self.push_screen(screen)
 
-            self.push_screen(LoopexecScreen(mission_id))
+    def _indexed(self) -> bool:
+        """True once the scan has handed over the workspace; until then, says so."""
+        if not self.adopted:
+            self.notify(f"still reading {self.root.name}…", timeout=2, markup=False)
+        return self.adopted
 
 
 def configured_theme(root: Path) -> str | None:

@@ -14,10 +14,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.derive import MissionStatus
 from store.load import resolve_inside
 from store.mission import MissionState
 from store.problems import Problem
+from store.row import MissionStatus
 from store.workspace import Workspace, group_by_mission
 
 PARALLEL_BYTES = 16 * 1024 * 1024

@@ -8,29 +8,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from store.records import Settings
+from store.row import MissionStatus
 
 if TYPE_CHECKING:
     from store.mission import MissionState
-
-
-class MissionStatus(StrEnum):
-    """Mission status, declared from most to least urgent."""
-
-    NEEDS_YOU = "needs_you"
-    FAILED = "failed"
-    BLOCKED = "blocked"
-    STALE = "stale"
-    RUNNING = "running"
-    IDLE = "idle"
-    DONE = "done"
-
-    @property
-    def urgency(self) -> int:
-        """0 is the most urgent."""
-        return _URGENCY[self]
-
-
-_URGENCY = {status: rank for rank, status in enumerate(MissionStatus)}
 
 
 class RequestStatus(StrEnum):

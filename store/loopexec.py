@@ -31,12 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from store.derive import MissionStatus
 from store.layout import is_transient
 from store.load import parse_json, read_bytes
 from store.problems import Problem
 from store.records import Settings
-from store.summary import MissionSummary
+from store.row import MissionStatus, MissionSummary
 
 FOLDER = ".loopexec"
 ID_PREFIX = "loopexec:"

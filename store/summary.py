@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
-from store.derive import MissionStatus, budget_use, mission_status, pending_count
+from store.derive import budget_use, mission_status, pending_count
 from store.mission import MissionState
 from store.records import Settings
-
-
-@dataclass(frozen=True, slots=True)
-class MissionSummary:
-    id: str
-    status: MissionStatus
-    title: str
-    current_step: str | None
-    step_state: str | None
-    plan_version: int | None
-    pending: int
-    budget_fraction: float | None
-    budget_limit: str | None
-    last_activity: datetime | None
-    problems: int
-
-    def sort_key(self) -> tuple[int, int, str]:
-        """Most urgent first, then most recently active by the minute, then by id.
-
-        Recency counts in whole minutes so that rows do not jump at every event.
-        """
-        minute = -int(self.last_activity.timestamp() // 60) if self.last_activity else 0
-        return (self.status.urgency, minute, self.id)
+from store.row import MissionSummary
 
 
 def current_step(mission: MissionState) -> tuple[str | None, str | None]:

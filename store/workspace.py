@@ -15,7 +15,6 @@ from pathlib import Path
 
 from store.derive import (
     Budget,
-    MissionStatus,
     RequestStatus,
     budget_use,
     mission_status,
@@ -33,9 +32,9 @@ from store.loopexec import LoopexecDir
 from store.mission import MissionState
 from store.problems import Problem
 from store.records import Settings
+from store.row import MissionStatus, MissionSummary
 from store.small.layout import SMALL_DIR
 from store.small.workspace import SmallWorkspace
-from store.summary import MissionSummary
 
 Clock = Callable[[], datetime]
 

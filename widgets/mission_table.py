@@ -14,7 +14,7 @@ from widgets.safe_text import safe
 from widgets.status import status_text
 
 if TYPE_CHECKING:
-    from store.summary import MissionSummary
+    from store.row import MissionSummary
 
 # (key, label, narrow width, wide width); the title column takes what is left.
 COLUMNS: tuple[tuple[str, str, int, int], ...] = (

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.screen import Screen
 
+from store.row import MissionStatus
 from widgets.header import HudHeader
 
 if TYPE_CHECKING:
@@ -69,18 +70,16 @@ class HudScreen(Screen[None]):
         self.update_header()
 
     def update_header(self) -> None:
-        from store.derive import MissionStatus  # loaded by the scan, not before first paint
-
-        workspace = self.hud.workspace
         headers = self.query(HudHeader)
         if not headers:
             return
         summaries = self.hud.summaries.values()
         found = Counter(s.status for s in summaries)
+        unknown = len(self.hud.workspace.unknown) if self.hud.adopted else 0
         headers.first().show(
-            directory=home_relative(workspace.root),
+            directory=home_relative(self.hud.root),
             counts=Counter({status.value: found[status] for status in MissionStatus}),
-            problems=sum(s.problems for s in summaries) + len(workspace.unknown),
+            problems=sum(s.problems for s in summaries) + unknown,
             pending=sum(s.pending for s in summaries),
             live=self.hud.watching,
             read_only=self.hud.read_only,

@@ -14,7 +14,7 @@ from widgets.mission_table import MissionTable
 from widgets.row_table import RowTable
 
 if TYPE_CHECKING:
-    from store.summary import MissionSummary
+    from store.row import MissionSummary
 
 
 def matches(summary: MissionSummary, needle: str) -> bool:
@@ -62,13 +62,13 @@ class OverviewScreen(HudScreen):
         needle = self.needle
         if touched is None or needle:
             shown = [s for s in summaries.values() if matches(s, needle)]
-            table.show(shown, self.hud.workspace.clock(), complete=True)
+            table.show(shown, self.hud.now(), complete=True)
         else:
             changed = [summaries[m] for m in touched if m in summaries]
-            table.show(changed, self.hud.workspace.clock(), complete=False)
+            table.show(changed, self.hud.now(), complete=False)
             gone = [m for m in touched if m not in summaries]
             if gone:
-                table.show(summaries.values(), self.hud.workspace.clock(), complete=True)
+                table.show(summaries.values(), self.hud.now(), complete=True)
         self.sub_title = f"{len(summaries)} missions"
 
     # ---- filter -----------------------------------------------------------------------

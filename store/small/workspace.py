@@ -18,16 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from store.derive import MissionStatus
 from store.layout import is_transient
 from store.load import read_bytes
 from store.problems import Problem
 from store.records import Settings
+from store.row import MissionStatus, MissionSummary
 from store.small import lint
 from store.small.layout import FILES, ID_PREFIX, KINDS, REQUIRED, SMALL_DIR
 from store.small.models import Entry, Task, text_of
 from store.small.yaml import YamlDoc, parse_yaml
-from store.summary import MissionSummary
 
 MAX_BYTES = 32 * 1024 * 1024
 

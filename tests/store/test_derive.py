@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from store.derive import MissionStatus, RequestStatus
+from store.derive import RequestStatus
+from store.row import MissionStatus
 from store.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from hud.cli import main as hud_main
-from store.derive import MissionStatus
 from store.loopexec import EXIT_CLASSES, HALT_REASONS, exit_class, exit_code
+from store.row import MissionStatus
 from store.workspace import Workspace
 from tests.small_support import LOOPEXEC_FIXTURES, LOOPEXEC_NOW, T_LOOPEXEC, copy_loopexec
 

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from hud.cli import main as hud_main
 from store.check import check
-from store.derive import MissionStatus
 from store.human import Conflict, HumanWriter, Invalid, OwnershipError
 from store.records import Settings, validate
+from store.row import MissionStatus
 from store.small import lint
 from store.small import workspace as small_workspace
 from store.small.workspace import SmallWorkspace

@@ -4,10 +4,13 @@ adopts its result only after checking every file against the disk."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from store.row import MissionSummary
 from store.small import prefetch
 from store.small import workspace as small_workspace
 from store.workspace import Workspace
@@ -41,6 +44,19 @@ def test_the_child_reads_what_the_scan_would(tmp_path: Path) -> None:
     assert small.tasks == expected.tasks
     assert started.result() is None  # taken once
     started.close()
+
+
+def test_the_row_comes_first(tmp_path: Path) -> None:
+    root = copy_fixture(LIVE, tmp_path)
+    started = prefetch.start(root)
+    assert started is not None
+    row = started.row()
+    assert isinstance(row, MissionSummary)
+    assert row.id == "small:small-protocol-live" and row.current_step == "task-29"
+    assert row.problems == 0
+    assert started.row() is None  # taken once
+    small = started.result()
+    assert small is not None and len(small.entries) == 1206
 
 
 def test_the_scan_rereads_what_changed_after_the_child_read_it(
@@ -100,3 +116,10 @@ def test_close_leaves_no_process(tmp_path: Path) -> None:
     started.close()
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_row_loads_without_pydantic() -> None:
+    """The preview row is shown before the HUD imports the store: its module is light."""
+    code = "import sys, store.row; print(sorted(m for m in sys.modules if 'pydantic' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

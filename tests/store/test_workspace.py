@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import store.mission
-from store.derive import MissionStatus, RequestStatus
+from store.derive import RequestStatus
+from store.row import MissionStatus
 from store.workspace import Workspace
 from tests.factory import Mission, mission, resume
 

@@ -10,8 +10,9 @@ import pytest
 from rich.cells import cell_len
 from rich.style import Style
 
-from store.derive import MissionStatus, RequestStatus
+from store.derive import RequestStatus
 from store.records import Risk, StepState
+from store.row import MissionStatus
 from themes import STYLESHEET
 from widgets.status import LOOKS, status_text, theme_style
 
