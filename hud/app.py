@@ -74,9 +74,9 @@ class HudApp(App[None]):
         self.workspace: Workspace
         """The index of the state directory; set by the scan worker (see `adopted`)."""
         self.adopted = False
+        """True once the scan worker handed over the workspace; only a preview row before."""
         self._open_when_indexed: tuple[str, str] | None = None
         """A mission opened from a preview row before the scan indexed it: (id, tab)."""
-        """True once the scan worker handed over the workspace; only a preview row before."""
         self.writer: HumanWriter | None = None
         """The only writer the HUD holds; None in read-only mode, so nothing can write."""
         self.read_only = read_only
