@@ -94,9 +94,13 @@ _LENGTH = struct.Struct("!Q")
 
 
 def _read(fd: int, size: int) -> bytes | None:
+    """`size` bytes, or None at an early end (a dead child, or `close()` on quit)."""
     chunks, left = [], size
     while left:
-        chunk = os.read(fd, min(left, 1 << 20))
+        try:
+            chunk = os.read(fd, min(left, 1 << 20))
+        except OSError:
+            return None
         if not chunk:
             return None
         chunks.append(chunk)
