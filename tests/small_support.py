@@ -46,3 +46,18 @@ def copy_loopexec(name: str, target: Path) -> Path:
     destination = target / name
     shutil.copytree(LOOPEXEC_FIXTURES / name, destination)
     return destination
+
+
+def spy_parse_yaml(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The relpaths the SMALL workspace parses from now on (each call to parse_yaml)."""
+    from store.small import workspace as small_workspace
+
+    parsed: list[str] = []
+    real = small_workspace.parse_yaml
+
+    def spy(relpath: str, data: bytes, **kw: int) -> object:
+        parsed.append(relpath)
+        return real(relpath, data, **kw)
+
+    monkeypatch.setattr(small_workspace, "parse_yaml", spy)
+    return parsed

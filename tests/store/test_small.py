@@ -23,7 +23,15 @@ from store.small.workspace import SmallWorkspace
 from store.small.write import round_trip_update
 from store.small.yaml import parse_yaml
 from store.workspace import Workspace
-from tests.small_support import LIVE, SMALL_NOW, SPEC, STALE, copy_fixture, small_fixture
+from tests.small_support import (
+    LIVE,
+    SMALL_NOW,
+    SPEC,
+    STALE,
+    copy_fixture,
+    small_fixture,
+    spy_parse_yaml,
+)
 
 SETTINGS = validate(Settings, {"schema": 1})
 
@@ -364,13 +372,7 @@ def test_a_change_reparses_only_that_file(tmp_path: Path, monkeypatch: pytest.Mo
     root = copy_fixture(LIVE, tmp_path)
     workspace = Workspace(root, clock=lambda: SMALL_NOW)
     workspace.scan()
-    seen: list[str] = []
-    real = small_workspace.parse_yaml
-    monkeypatch.setattr(
-        small_workspace,
-        "parse_yaml",
-        lambda rel, data, **kw: seen.append(rel) or real(rel, data, **kw),
-    )
+    seen = spy_parse_yaml(monkeypatch)
     handoff = root / ".small" / "handoff.small.yml"
     handoff.write_text(handoff.read_text().replace("task-29", "task-31"))
     assert workspace.apply([".small/handoff.small.yml"]) == {"small:small-protocol-live"}

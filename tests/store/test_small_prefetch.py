@@ -14,7 +14,7 @@ from store.row import MissionSummary
 from store.small import prefetch
 from store.small import workspace as small_workspace
 from store.workspace import Workspace
-from tests.small_support import LIVE, copy_fixture
+from tests.small_support import LIVE, copy_fixture, spy_parse_yaml
 
 APPENDED = (
     "    - command: echo appended after the child read it\n"
@@ -68,13 +68,7 @@ def test_the_scan_rereads_what_changed_after_the_child_read_it(
     small = started.result()
     with (root / ".small" / "progress.small.yml").open("a") as handle:
         handle.write(APPENDED)
-    parsed: list[str] = []
-    real = small_workspace.parse_yaml
-    monkeypatch.setattr(
-        small_workspace,
-        "parse_yaml",
-        lambda rel, data, **kw: parsed.append(rel) or real(rel, data, **kw),
-    )
+    parsed = spy_parse_yaml(monkeypatch)
     workspace = Workspace(root)
     workspace.use_small(small)
     assert workspace.small is small
