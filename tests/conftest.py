@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from store.workspace import Workspace
-from tests.factory import T0, Mission, mission, resume
+from tests.factory import T0, Mission, resume, three_missions
 
 # Shortly after the fixture's last event: nothing is stale yet.
 NOW = T0 + timedelta(minutes=1)
@@ -34,21 +34,7 @@ def state_dir(tmp_path: Path) -> Path:
     root = tmp_path / "state"
     root.mkdir()
     (root / "hud.toml").write_text("schema = 1\nstale_after_seconds = 600\n")
-
-    alpha = mission(root, "alpha", "Migrate the database")
-    alpha.step("s1", "running")
-    alpha.usage(1.0, 1000, 1)
-
-    beta = mission(root, "beta", "Deploy the service")
-    beta.step("s1", "waiting_for_approval")
-    beta.request("r1")
-
-    gamma = mission(root, "gamma", "Write the docs")
-    gamma.step("s1", "running")
-    gamma.succeed("s1")
-    gamma.step("s2", "running")
-    gamma.succeed("s2")
-    gamma.handoff(plan_version=1, current_step="s2", verified=["e1", "e2"])
+    three_missions(root)
     return root
 
 

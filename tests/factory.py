@@ -237,3 +237,19 @@ def resume(root: Path, mission_id: str) -> Mission:
             at = datetime.fromisoformat(json.loads(lines[-1])["at"])
             built.clock = max(built.clock, at)
     return built
+
+
+def three_missions(root: Path) -> None:
+    """`alpha` running, `beta` waiting on request r1, `gamma` done with a handoff."""
+    alpha = mission(root, "alpha", "Migrate the database")
+    alpha.step("s1", "running")
+    alpha.usage(1.0, 1000, 1)
+    beta = mission(root, "beta", "Deploy the service")
+    beta.step("s1", "waiting_for_approval")
+    beta.request("r1")
+    gamma = mission(root, "gamma", "Write the docs")
+    gamma.step("s1", "running")
+    gamma.succeed("s1")
+    gamma.step("s2", "running")
+    gamma.succeed("s2")
+    gamma.handoff(plan_version=1, current_step="s2", verified=["e1", "e2"])

@@ -22,7 +22,7 @@ from hud.app import HudApp
 from hud.screens.help import HelpScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.problems import ProblemsScreen
-from tests.factory import T0, mission
+from tests.factory import T0, mission, resume, three_missions
 from tests.hud.conftest import until
 from themes import THEMES
 
@@ -37,19 +37,10 @@ def root() -> Iterator[Path]:
     """Four missions: running, waiting on a request, done with a handoff, and broken."""
     shutil.rmtree(ROOT, ignore_errors=True)
     ROOT.mkdir(parents=True)
-    alpha = mission(ROOT, "alpha", "Migrate the database")
-    alpha.step("s1", "running")
-    alpha.usage(1.0, 1000, 1)
-    alpha.event("error", message="disk \x1b]0;pwned\x07 nearly full [bold]x[/]", step="s1")
-    beta = mission(ROOT, "beta", "Deploy the service")
-    beta.step("s1", "waiting_for_approval")
-    beta.request("r1")
-    gamma = mission(ROOT, "gamma", "Write the docs")
-    gamma.step("s1", "running")
-    gamma.succeed("s1")
-    gamma.step("s2", "running")
-    gamma.succeed("s2")
-    gamma.handoff(plan_version=1, current_step="s2", verified=["e1", "e2"])
+    three_missions(ROOT)
+    resume(ROOT, "alpha").event(
+        "error", message="disk \x1b]0;pwned\x07 nearly full [bold]x[/]", step="s1"
+    )
     mission(ROOT, "delta", "A mission with a broken plan")
     (ROOT / "missions/delta/plan/v2.json").write_text('{"schema": 1, "version": ')
     yield ROOT
