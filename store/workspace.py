@@ -64,9 +64,10 @@ class Workspace:
         """Index the whole directory; returns every mission id."""
         return self.apply(self.walk())
 
-    def walk(self) -> Iterable[str]:
-        """Every path under the root, relative; unknown folders are not entered."""
-        stack = [""]
+    def walk(self, top: str = "") -> Iterable[str]:
+        """Every path under the root (or its folder `top`), relative; unknown folders
+        are not entered."""
+        stack = [top]
         while stack:
             folder = stack.pop()
             try:
@@ -75,12 +76,8 @@ class Workspace:
                 continue
             for entry in entries:
                 rel = f"{folder}/{entry.name}" if folder else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    known = KNOWN_DIRS.match(rel) and _safe_folder(rel)
-                    if known or rel in (SMALL_DIR, LOOPEXEC_FOLDER):
-                        stack.append(rel)
-                    else:
-                        yield rel
+                if entry.is_dir(follow_symlinks=False) and _entered(rel):
+                    stack.append(rel)
                 else:
                     yield rel
 
@@ -115,7 +112,7 @@ class Workspace:
     def apply(self, relpaths: Iterable[str]) -> set[str]:
         """Bring the index up to date for these paths; returns the missions touched."""
         touched: set[str] = set()
-        for rel in relpaths:
+        for rel in self._with_folder_contents(relpaths):
             adapter = self._adapter(rel)
             if adapter is not None:
                 touched |= adapter.apply(rel)
@@ -128,6 +125,18 @@ class Workspace:
             if state is not None and not state.exists():
                 del self.missions[mission_id]
         return touched
+
+    def _with_folder_contents(self, relpaths: Iterable[str]) -> Iterable[str]:
+        """The paths, each layout folder among them followed by everything in it.
+
+        A folder made or moved in is one watcher event: files written into it before
+        the watcher watched it, or that came with it, have no event of their own.
+        """
+        for rel in relpaths:
+            yield rel
+            path = self.root / rel
+            if rel and _entered(rel) and path.is_dir() and not path.is_symlink():
+                yield from self.walk(rel)
 
     def _project_dir(self) -> bool:
         """True when the root is a project's folder: it holds .small/ or .loopexec/."""
@@ -268,6 +277,12 @@ class Workspace:
 
 
 _LAYOUT_HINT = "move or remove it; see docs/format.md for the state directory layout"
+
+
+def _entered(folder: str) -> bool:
+    """True for a folder the walk goes into: one of the layout's, SMALL's or loopexec's."""
+    known = KNOWN_DIRS.match(folder) and _safe_folder(folder)
+    return bool(known) or folder in (SMALL_DIR, LOOPEXEC_FOLDER)
 
 
 def _safe_folder(rel: str) -> bool:

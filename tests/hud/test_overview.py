@@ -10,7 +10,7 @@ from hud.screens.help import HelpScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.overview import OverviewScreen
 from hud.screens.problems import ProblemsScreen
-from tests.factory import resume
+from tests.factory import mission, resume
 from tests.hud.conftest import until
 from widgets.mission_table import MissionTable
 
@@ -64,6 +64,22 @@ async def test_appended_event_shows_live(state_dir: Path, make_app: Callable[...
         await until(pilot, lambda: "failed" in table.cell("alpha", "status").plain)
         assert rows(app) == ["beta", "alpha", "gamma"]
         assert "s1" in table.cell("alpha", "step").plain
+
+
+async def test_mission_folder_moved_in_shows_live(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """`mv` of a finished folder is one watcher event for the folder, none for its files."""
+    staged = mission(state_dir.parent / "staging", "delta", "Moved in whole")
+    staged.step("s1", "running")
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and len(rows(app)) == 3)
+        await pilot.pause(0.2)  # the watcher is up
+        (state_dir.parent / "staging/missions/delta").rename(state_dir / "missions/delta")
+        await until(pilot, lambda: "delta" in rows(app))
+        table = app.screen.query_one(MissionTable)
+        assert "running" in table.cell("delta", "status").plain
 
 
 async def test_bad_file_becomes_a_problem_not_a_crash(

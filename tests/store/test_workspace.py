@@ -126,6 +126,22 @@ def test_new_mission_appears(workspace: Workspace, state_dir: Path) -> None:
     assert workspace.missions["delta"].latest_plan is not None
 
 
+def test_a_new_folder_stands_for_its_files(workspace: Workspace, state_dir: Path) -> None:
+    """A watcher may report only the folder: its first files can land before the
+    folder is watched, and a folder moved in brings its files without events."""
+    resume(state_dir, "alpha").request("r5")  # makes missions/alpha/approvals/
+    assert workspace.apply(["missions/alpha/approvals"]) == {"alpha"}
+    assert ("alpha", "r5") in workspace.pending_requests()
+
+    staged = mission(state_dir.parent / "staging", "delta", "Moved in whole")
+    staged.step("s1", "running")
+    (state_dir.parent / "staging/missions/delta").rename(state_dir / "missions/delta")
+    assert workspace.apply(["missions/delta"]) == {"delta"}
+    assert workspace.missions["delta"].title == "Moved in whole"
+    assert workspace.status("delta") is MissionStatus.RUNNING
+    assert workspace.problems() == []
+
+
 def test_settings_reload(workspace: Workspace, state_dir: Path) -> None:
     (state_dir / "hud.toml").write_text("schema = 1\nstale_after_seconds = 5\n")
     assert workspace.apply(["hud.toml"]) == set()
