@@ -16,7 +16,7 @@ import re
 import stat
 import tomllib
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
@@ -168,23 +168,25 @@ def parse_json(relpath: str, data: bytes, line: int | None = None) -> Any | Prob
     return value
 
 
-def _string_fields(model: type[BaseModel]) -> frozenset[str]:
-    """The fields of `model` that JSON can only write as a string: never null, never a number
-    (strict mode reads a time from a string only)."""
-    return frozenset(
-        name
+def _quote_shape(model: type[BaseModel]) -> tuple[int, tuple[str, ...]]:
+    """Where `model`'s records get their S' (see `plainly_unique`): the count of fields JSON
+    can only write as a string (never null, never a number; strict mode reads a time from
+    a string only) that a valid record always has, and the optional ones by name."""
+    strings = [
+        (name, info.is_required())
         for name, info in model.model_fields.items()
         if info.annotation in (str, Timestamp)
         or (
             get_origin(info.annotation) is Literal
             and all(type(value) is str for value in get_args(info.annotation))
         )
-    )
+    ]
+    return sum(required for _, required in strings), tuple(n for n, r in strings if not r)
 
 
 # Log line models with no free-form object (attempt `args` may hold anything).
-_STRING_FIELDS: dict[type[BaseModel], frozenset[str]] = {
-    model: _string_fields(model)
+_QUOTE_SHAPES: dict[type[BaseModel], tuple[int, tuple[str, ...]]] = {
+    model: _quote_shape(model)
     for model in (StepEvent, UsageEvent, HeartbeatEvent, ErrorEvent, HaltEvent, Evidence, Artifact)
 }
 
@@ -206,11 +208,13 @@ def plainly_unique(line: bytes, record: BaseModel) -> bool:
 
 def _quotes(record: BaseModel) -> int | None:
     """2(D + S') for `record` and the record nested in it (see `plainly_unique`), or None."""
-    strings = _STRING_FIELDS.get(type(record))
-    if strings is None or record.__pydantic_extra__:
+    shape = _QUOTE_SHAPES.get(type(record))
+    if shape is None or record.__pydantic_extra__:
         return None
     given = record.__pydantic_fields_set__
-    shown = len(strings) if strings <= given else len(strings & given)  # mostly all of them
+    shown, optional = shape
+    for name in optional:
+        shown += name in given
     count = 2 * (len(given) + shown)
     if type(record) is Evidence and record.artifact is not None:
         nested = _quotes(record.artifact)
@@ -501,21 +505,15 @@ class LogReader:
         data = self.partial + chunk if self.partial else chunk
         lines = data.split(b"\n")
         self.partial = lines.pop()
-        index, check_line = self.line_starts.append, self._line  # bound once: the hot loop
-        for line in lines:
-            size = len(line)
-            if self.oversized is not None:  # the end of an over-long line
-                self.oversized.update(line)
-                index(self.oversized_start)
-                self._too_long(self.oversized.hexdigest(), batch)
-                self.oversized = None
-            elif size > MAX_LINE_BYTES:
-                index(start)
-                self._too_long(sha256(line).hexdigest(), batch)
-            else:
-                index(start)
-                check_line(line, batch)
-            start += size + 1
+        rest = iter(lines)
+        if self.oversized is not None and lines:  # an over-long line ends here
+            end = next(rest)
+            self.oversized.update(end)
+            self.line_starts.append(self.oversized_start)
+            self._too_long(self.oversized.hexdigest(), batch)
+            self.oversized = None
+            start += len(end) + 1
+        start = self._lines(rest, start, batch)
         if self.oversized is not None:
             self.oversized.update(self.partial)
             self.partial = b""
@@ -523,6 +521,48 @@ class LogReader:
             self.oversized = sha256(self.partial)
             self.oversized_start = start
             self.partial = b""
+
+    def _lines(self, lines: Iterator[bytes], start: int, batch: LogBatch) -> int:
+        """Check complete lines (JSON, schema, seq, chain); returns the offset after them.
+
+        The hot loop of a scan: the common line, with nothing to report, is checked here
+        with the reader's state in locals; any other line goes to `_irregular`.
+        """
+        index, validate = self.line_starts.append, self.validate
+        deliver = self.on_record or (lambda record, _line_no: batch.records.append(record))
+        line_no, seq, prev = self.line_no, self.last_seq, self.last_hash
+        for line in lines:
+            index(start)
+            start += len(line) + 1
+            line_no += 1
+            if len(line) > MAX_LINE_BYTES:
+                self.line_no, self.last_seq = line_no - 1, seq
+                self._too_long(sha256(line).hexdigest(), batch)
+                line_no, seq, prev = self.line_no, self.last_seq, self.last_hash
+                continue
+            digest = sha256(line).hexdigest()
+            try:
+                record: Any = validate(line)
+            except ValidationError as exc:
+                record = exc
+            else:
+                fields = record.__dict__  # one lookup: pydantic's __getattr__ slows each field
+                if (
+                    fields["prev"] == prev
+                    and fields["seq"] == seq + 1
+                    and line_no > 1
+                    and line.count(b'"') == _quotes(record)  # see plainly_unique
+                ):
+                    seq += 1
+                    prev = digest
+                    deliver(record, line_no)
+                    continue
+            self.line_no, self.last_seq, self.last_hash = line_no, seq, digest
+            if self._irregular(line, record, prev, batch):
+                deliver(record, line_no)
+            seq, prev = self.last_seq, digest
+        self.line_no, self.last_seq, self.last_hash = line_no, seq, prev
+        return start
 
     def _too_long(self, digest: str, batch: LogBatch) -> None:
         """A line over MAX_LINE_BYTES: not parsed, counted as one seq; the chain goes on."""
@@ -556,33 +596,14 @@ class LogReader:
                 self.problems.append(more)
                 batch.problems.append(more)
 
-    def _line(self, line: bytes, batch: LogBatch) -> None:
-        """Check one complete line: JSON, schema, seq and chain. The hot path of a scan."""
-        self.line_no += 1
-        expected_prev = self.last_hash
-        self.last_hash = sha256(line).hexdigest()
-        try:
-            record: LogLine = self.validate(line)
-        except ValidationError as exc:
-            self._invalid(line, exc, batch)
-            return
-        fields = record.__dict__  # one lookup: pydantic's __getattr__ hook slows each field
-        if (
-            fields["prev"] == expected_prev
-            and fields["seq"] == self.last_seq + 1
-            and self.line_no > 1
-            and plainly_unique(line, record)
-        ):  # the common line: nothing to report
-            self.last_seq += 1
-        elif not self._irregular(line, record, expected_prev, batch):
-            return
-        if self.on_record is None:
-            batch.records.append(record)
-        else:
-            self.on_record(record, self.line_no)
-
-    def _irregular(self, line: bytes, record: LogLine, expected_prev: str, batch: LogBatch) -> bool:
-        """Report what is wrong with a schema-valid line; False when it is not a record."""
+    def _irregular(
+        self, line: bytes, record: LogLine | ValidationError, expected_prev: str, batch: LogBatch
+    ) -> bool:
+        """Report what is wrong with a line (or say the first line lacks its schema
+        marker); False when it is not a record."""
+        if isinstance(record, ValidationError):
+            self._invalid(line, record, batch)
+            return False
         if not plainly_unique(line, record):  # the rare line that needs the full parse
             parsed = parse_json(self.relpath, line, self.line_no)
             if isinstance(parsed, Problem) or not all_finite(parsed):
