@@ -134,9 +134,10 @@ class Workspace:
         """
         for rel in relpaths:
             yield rel
-            path = self.root / rel
-            if rel and _entered(rel) and path.is_dir() and not path.is_symlink():
-                yield from self.walk(rel)
+            if rel and _entered(rel):
+                path = self.root / rel
+                if path.is_dir() and not path.is_symlink():
+                    yield from self.walk(rel)
 
     def _project_dir(self) -> bool:
         """True when the root is a project's folder: it holds .small/ or .loopexec/."""
