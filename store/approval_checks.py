@@ -37,7 +37,8 @@ from store.records import (
     Decision,
     PlanStep,
     canonical_json,
-    request_digest,
+    safe_digest,
+    snapshot_of,
 )
 from store.workspace import Workspace
 
@@ -173,29 +174,6 @@ def field_diff(before: Any, after: Any, parts: tuple[str | int, ...] = ()) -> li
 
 
 # ---- request versions seen -----------------------------------------------------------------
-
-
-def snapshot_of(decision: Decision) -> dict[str, Any] | None:
-    """The request a decision was made on, from its `request_json`, if it has one that
-    parses to an object whose digest is the decision's (else None: not trusted)."""
-    text = decision.request_json
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or safe_digest(value) != decision.digest:
-        return None
-    return value
-
-
-def safe_digest(raw: dict[str, Any]) -> str | None:
-    """The request digest, or None when the value has no canonical JSON."""
-    try:
-        return request_digest(raw)
-    except (TypeError, ValueError, UnicodeError):
-        return None
 
 
 class SeenRequests:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from store.layout import decision_path, plan_path
 from store.problems import Problem
+from store.records import snapshot_of
 
 if TYPE_CHECKING:
     from store.mission import MissionState
@@ -176,6 +177,18 @@ def _requests_and_decisions(mission: MissionState) -> list[Problem]:
                     "stale-decision",
                     "the request changed after it was decided (digest no longer matches)",
                     "the action needs a new review: the agent must file a new request",
+                )
+            )
+        if decision is not None and decision.request_json and snapshot_of(decision) is None:
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "decision-snapshot-mismatch",
+                    "request_json is not the request this decision's digest binds to",
+                    "the decision was edited after it was written (decisions are write-once); "
+                    "its digest still binds it, the copy is ignored",
+                    "warn",
                 )
             )
     return found

@@ -313,6 +313,29 @@ def request_snapshot(raw: dict[str, Any]) -> str | None:
     return text if len(text) <= MAX_SNAPSHOT_BYTES else None
 
 
+def snapshot_of(decision: Decision) -> dict[str, Any] | None:
+    """The request a decision was made on, from its `request_json`, if it has one that
+    parses to an object whose digest is the decision's (else None: not trusted)."""
+    text = decision.request_json
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or safe_digest(value) != decision.digest:
+        return None
+    return value
+
+
+def safe_digest(raw: dict[str, Any]) -> str | None:
+    """The request digest, or None when the value has no canonical JSON."""
+    try:
+        return request_digest(raw)
+    except (TypeError, ValueError, UnicodeError):
+        return None
+
+
 def _json_default(value: object) -> str:
     """TOML gives datetimes: pass them on as RFC 3339 text (naive ones stay naive)."""
     if isinstance(value, datetime | date | time):

@@ -19,11 +19,10 @@ from store.approval_checks import (
     hazards,
     refusal,
     review,
-    snapshot_of,
 )
 from store.derive import RequestStatus
 from store.human import HumanWriter
-from store.records import Decision, request_digest, request_snapshot, validate
+from store.records import Decision, request_digest, request_snapshot, snapshot_of, validate
 from store.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp
 from widgets.safe_text import _TOKEN

@@ -16,7 +16,7 @@ from store.derive import RequestStatus
 from store.layout import Kind
 from store.load import LogReader, load_document
 from store.problems import Problem
-from store.records import Constraints, Handoff, Intent, Plan
+from store.records import Constraints, Handoff, Intent, Plan, request_snapshot
 from store.workspace import Workspace
 from tests.factory import T0, Mission, chain, mission, stamp
 
@@ -402,6 +402,23 @@ def test_decision_whose_digest_no_longer_matches(root: Path, open_workspace: Ope
     problem = only(workspace.problems(), "stale-decision")
     assert problem.path == "missions/m/approvals/r1.toml"
     assert workspace.request_status("m", "r1") is RequestStatus.STALE
+
+
+def test_decision_whose_request_copy_was_edited(root: Path, open_workspace: Open) -> None:
+    built = mission(root, "m")
+    built.request("r1")
+    raw = json.loads((built.dir / "approvals/r1.json").read_bytes())
+    built.decision("r1", request_json=request_snapshot({**raw, "args": {"target": "dev"}}))
+    workspace = open_workspace(root)
+    problem = only(workspace.problems(), "decision-snapshot-mismatch")
+    assert problem.path == "missions/m/approvals/r1.toml" and problem.severity == "warn"
+    assert workspace.request_status("m", "r1") is RequestStatus.APPROVED  # the digest binds
+
+    built.request("r2")
+    raw = json.loads((built.dir / "approvals/r2.json").read_bytes())
+    built.decision("r2", request_json=request_snapshot(raw))
+    codes = [p.code for p in open_workspace(root).problems()]
+    assert codes.count("decision-snapshot-mismatch") == 1  # r2's copy is the request
 
 
 def test_decision_naming_another_request(root: Path, open_workspace: Open) -> None:
