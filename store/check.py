@@ -169,12 +169,8 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     missions, other = group_by_mission(workspace.walk())
     workspace.apply(other)
     external = workspace.external_problems()  # SMALL and loopexec: reported as missions
-    report = Report(
-        str(workspace.root),
-        workspace.settings_problems
-        + list(workspace.unknown.values())
-        + workspace.loopexec.loose_problems(),
-    )
+    report = Report(str(workspace.root), workspace.loose_problems())
+    report.workspace_problems += workspace.unknown.values()
     for external_id, summary in workspace.external_summaries().items():
         report.missions[external_id] = MissionReport(
             summary.status,

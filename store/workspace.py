@@ -37,6 +37,8 @@ from store.small.layout import SMALL_DIR
 from store.small.workspace import SmallWorkspace
 
 Clock = Callable[[], datetime]
+WORKSPACE_ROW = "workspace"
+"""Where `problems_by_row` puts the problems of no row: settings, files of no mission."""
 
 
 def utc_now() -> datetime:
@@ -250,13 +252,27 @@ class Workspace:
         ]
 
     def problems(self) -> list[Problem]:
-        """Every problem in the workspace: settings, unknown files, then each mission's."""
-        found = list(self.settings_problems) + list(self.unknown.values())
-        for mission in self.missions.values():
-            found.extend(mission.problems())
-        for problems in self.external_problems().values():
-            found.extend(problems)
-        return found + self.loopexec.loose_problems()
+        """Every problem in the workspace."""
+        return [problem for group in self.problems_by_row().values() for problem in group]
+
+    def problems_by_row(self) -> dict[str, list[Problem]]:
+        """Every problem under the overview row it belongs to (a mission, the SMALL
+        workspace, a loopexec run), or under WORKSPACE_ROW: settings and loose files."""
+        found: dict[str, list[Problem]] = {WORKSPACE_ROW: self.loose_problems()}
+        for problem in self.unknown.values():
+            parts = problem.path.split("/")
+            owner = parts[1] if len(parts) > 1 and parts[0] == "missions" else WORKSPACE_ROW
+            found.setdefault(owner, []).append(problem)
+        for mission_id, mission in self.missions.items():
+            found.setdefault(mission_id, []).extend(mission.problems())
+        for row_id, problems in self.external_problems().items():
+            found.setdefault(row_id, []).extend(problems)
+        return {row: problems for row, problems in found.items() if problems}
+
+    def loose_problems(self) -> list[Problem]:
+        """Problems of no row that are not unknown files: hud.toml's, and loopexec's own
+        files that name no run."""
+        return self.settings_problems + self.loopexec.loose_problems()
 
     # ---- SMALL and loopexec: overview rows beside the native missions -------------------
 

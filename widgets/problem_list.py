@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 from textual.widgets import OptionList
@@ -10,12 +10,6 @@ from textual.widgets.option_list import Option
 
 from store.problems import Problem
 from widgets.safe_text import safe
-
-
-def group_of(problem: Problem) -> str:
-    """The mission a problem belongs to, or "workspace"."""
-    parts = problem.path.split("/")
-    return parts[1] if len(parts) > 1 and parts[0] == "missions" else "workspace"
 
 
 def problem_text(problem: Problem) -> Text:
@@ -32,29 +26,28 @@ def problem_text(problem: Problem) -> Text:
 
 
 class ProblemList(OptionList):
-    """Problems grouped under a heading per mission, errors first within each group."""
+    """Problems under a heading per group (a mission, an outside row, the workspace),
+    groups by name, errors first within each."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: list[Problem] | None = None
+        self._shown: list[tuple[str, list[Problem]]] | None = None
 
-    def show(self, problems: Sequence[Problem]) -> None:
-        ordered = sorted(
-            problems,
-            key=lambda p: (group_of(p), p.severity != "error", p.path, p.line or 0),
-        )
+    def show(self, groups: Mapping[str, Sequence[Problem]]) -> None:
+        ordered = [
+            (name, sorted(groups[name], key=lambda p: (p.severity != "error", p.path, p.line or 0)))
+            for name in sorted(groups)
+            if groups[name]
+        ]
         if ordered == self._shown:
             return
         self._shown = ordered
         highlighted = self.highlighted
         self.clear_options()
-        group = None
         options: list[Option | None] = []
-        for problem in ordered:
-            if group_of(problem) != group:
-                group = group_of(problem)
-                options.append(Option(Text(f"■ {group}", style="bold"), disabled=True))
-            options.append(Option(problem_text(problem)))
+        for name, problems in ordered:
+            options.append(Option(Text(f"■ {safe(name).plain}", style="bold"), disabled=True))
+            options.extend(Option(problem_text(problem)) for problem in problems)
         if not options:
             options.append(Option(Text("No problems: every invariant holds.", style="dim")))
         self.add_options(options)

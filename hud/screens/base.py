@@ -75,11 +75,12 @@ class HudScreen(Screen[None]):
             return
         summaries = self.hud.summaries.values()
         found = Counter(s.status for s in summaries)
-        unknown = len(self.hud.workspace.unknown) if self.hud.adopted else 0
+        workspace = self.hud.workspace if self.hud.adopted else None
+        loose = len(workspace.unknown) + len(workspace.loose_problems()) if workspace else 0
         headers.first().show(
             directory=home_relative(self.hud.root),
             counts=Counter({status.value: found[status] for status in MissionStatus}),
-            problems=sum(s.problems for s in summaries) + unknown,
+            problems=sum(s.problems for s in summaries) + loose,
             pending=sum(s.pending for s in summaries),
             live=self.hud.watching,
             read_only=self.hud.read_only,

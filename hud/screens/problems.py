@@ -1,4 +1,4 @@
-"""Problems: every Problem in the workspace, grouped by file, with path:line and hint."""
+"""Problems: every Problem in the workspace, grouped by row, with path:line and hint."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from widgets.problem_list import ProblemList
 
 
 class ProblemsScreen(HudScreen):
-    """All problems: errors first, grouped by mission; a bad file never takes it down."""
+    """All problems: grouped by row (mission, SMALL workspace, loopexec run), errors first;
+    a bad file never takes it down."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="problems.back"),
@@ -29,9 +30,10 @@ class ProblemsScreen(HudScreen):
 
     def workspace_changed(self, touched: set[str] | None) -> None:
         super().workspace_changed(touched)
-        problems = self.hud.workspace.problems()
+        groups = self.hud.workspace.problems_by_row()
+        problems = [problem for group in groups.values() for problem in group]
         errors = sum(1 for p in problems if p.severity == "error")
         title = Text(f" {len(problems)} problems", style="bold")
         title.append(f"  ({errors} errors, {len(problems) - errors} warnings)", style="dim")
         self.query_one("#problems-title", Static).update(title)
-        self.query_one(ProblemList).show(problems)
+        self.query_one(ProblemList).show(groups)

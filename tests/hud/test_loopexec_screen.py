@@ -9,10 +9,12 @@ from textual.widgets import Static
 
 from hud.app import HudApp
 from hud.screens.loopexec import LoopexecScreen
+from hud.screens.problems import ProblemsScreen
 from tests.hud.conftest import until
 from tests.small_support import LOOPEXEC_NOW, T_LOOPEXEC, copy_loopexec
 from widgets.loopexec import ReceiptTable
 from widgets.mission_table import MissionTable
+from widgets.problem_list import ProblemList
 
 
 def rows(app: HudApp) -> list[str]:
@@ -69,3 +71,21 @@ async def test_bad_loopexec_folder_problems_reach_the_hud(tmp_path: Path) -> Non
             ".loopexec/notes.txt",
         }
         assert app.summaries["loopexec:broken"].status.value == "needs_you"
+
+
+async def test_problems_screen_groups_a_runs_problems_under_its_row(tmp_path: Path) -> None:
+    root = copy_loopexec("bad", tmp_path)
+    app = HudApp(root, clock=lambda: LOOPEXEC_NOW)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, lambda: rows(app) == ["loopexec:broken"])
+        await pilot.press("exclamation_mark")
+        await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        listed = app.screen.query_one(ProblemList)
+        options = [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
+        headings = [text for text in options if text.startswith("■ ")]
+        assert headings == ["■ loopexec:broken", "■ workspace"]
+        split = options.index("■ workspace")
+        assert all(".loopexec/run-broken.jsonl" in text for text in options[1:split])
+        assert split > 1 and any(".loopexec/notes.txt" in text for text in options[split:])
+        header = str(app.screen.query_one("#hud-header").render())
+        assert f"⚠ {len(app.workspace.problems())} problems" in header  # loose ones counted
