@@ -24,7 +24,7 @@ datetime. Every finding is a `Problem` whose code says which check it belongs to
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -296,6 +296,27 @@ def _shape_problems(kind: str, relpath: str, doc: YamlDoc, root: dict[str, Any])
     def bad(path: tuple[str | int, ...], message: str, hint: str, code: str = "small-lint") -> None:
         found.append(Problem(relpath, doc.line_of(path) or doc.line_of(()), code, message, hint))
 
+    def objects(
+        field: str, keys: tuple[str, ...], noun: str, empty_hint: str, object_hint: str
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Check that `field` is a non-empty array of objects whose `keys` are non-empty
+        strings; yields each object, with its index, for rules of its own (so each
+        object's problems stay together, in file order)."""
+        items = root.get(field)
+        if not isinstance(items, list) or not items:
+            bad((field,), f"{kind}.{field} must be a non-empty array", empty_hint)
+            return
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                bad((field, i), f"{field}[{i}] must be an object", object_hint)
+                continue
+            for key in keys:
+                value = item.get(key)
+                if not isinstance(value, str) or not value.strip():
+                    message = f"{field}[{i}].{key} must be a non-empty string"
+                    bad((field, i, key), message, f"give the {noun} a {key}")
+            yield i, item
+
     if kind == "intent":
         intent = root.get("intent")
         if not isinstance(intent, str) or not intent.strip():
@@ -322,57 +343,29 @@ def _shape_problems(kind: str, relpath: str, doc: YamlDoc, root: dict[str, Any])
                 "write success_criteria: [] or list the criteria",
             )
     elif kind == "constraints":
-        items = root.get("constraints")
-        if not isinstance(items, list) or not items:
-            bad(
-                ("constraints",),
-                "constraints.constraints must be a non-empty array",
-                "add at least one constraint with id, rule and severity",
-            )
-        else:
-            for i, item in enumerate(items):
-                if not isinstance(item, dict):
-                    bad(
-                        ("constraints", i),
-                        f"constraints[{i}] must be an object",
-                        "give it id, rule and severity",
-                    )
-                    continue
-                for key in ("id", "rule"):
-                    value = item.get(key)
-                    if not isinstance(value, str) or not value.strip():
-                        bad(
-                            ("constraints", i, key),
-                            f"constraints[{i}].{key} must be a non-empty string",
-                            f"give the constraint a {key}",
-                        )
-                if item.get("severity") not in ("error", "warn"):
-                    bad(
-                        ("constraints", i, "severity"),
-                        f'constraints[{i}].severity must be "error" or "warn"',
-                        'use severity: "error" or severity: "warn"',
-                    )
+        for i, item in objects(
+            "constraints",
+            ("id", "rule"),
+            "constraint",
+            "add at least one constraint with id, rule and severity",
+            "give it id, rule and severity",
+        ):
+            if item.get("severity") not in ("error", "warn"):
+                bad(
+                    ("constraints", i, "severity"),
+                    f'constraints[{i}].severity must be "error" or "warn"',
+                    'use severity: "error" or severity: "warn"',
+                )
     elif kind == "plan":
-        tasks = root.get("tasks")
-        if not isinstance(tasks, list) or not tasks:
-            bad(
-                ("tasks",),
-                "plan.tasks must be a non-empty array",
-                "the agent adds tasks with `small plan --add`",
-            )
-        else:
-            for i, task in enumerate(tasks):
-                if not isinstance(task, dict):
-                    bad(("tasks", i), f"tasks[{i}] must be an object", "give it id and title")
-                    continue
-                for key in ("id", "title"):
-                    value = task.get(key)
-                    if not isinstance(value, str) or not value.strip():
-                        bad(
-                            ("tasks", i, key),
-                            f"tasks[{i}].{key} must be a non-empty string",
-                            f"give the task a {key}",
-                        )
+        tasks = objects(
+            "tasks",
+            ("id", "title"),
+            "task",
+            "the agent adds tasks with `small plan --add`",
+            "give it id and title",
+        )
+        for _ in tasks:  # no rules of their own beyond id and title
+            pass
     elif kind == "progress":
         if not isinstance(root.get("entries"), list):
             bad(

@@ -206,6 +206,30 @@ def test_unknown_keys_are_reported_by_schema_and_lint(spec: Path) -> None:
     assert small.verdicts()["schema"] == "invalid"
 
 
+def test_constraint_and_task_lint(spec: Path) -> None:
+    """The reference's array rules: each problem at its line, an object's together."""
+    edit(spec, "constraints.small.yml", 'rule: "No secrets in .small artifacts"', 'rule: " "')
+    edit(spec, "constraints.small.yml", 'severity: "error"', 'severity: "fatal"')
+    edit(spec, "plan.small.yml", 'title: "Set up project structure"', 'title: ""')
+    lint = [
+        (p.path.split("/")[-1], p.line, p.message, p.hint)
+        for p in load(spec).problems()
+        if p.code == "small-lint"
+    ]
+    assert lint == [
+        ("constraints.small.yml", 5, "constraints[0].rule must be a non-empty string",
+         "give the constraint a rule"),
+        ("constraints.small.yml", 6, 'constraints[0].severity must be "error" or "warn"',
+         'use severity: "error" or severity: "warn"'),
+        ("plan.small.yml", 5, "tasks[0].title must be a non-empty string",
+         "give the task a title"),
+    ]  # fmt: skip
+
+    edit(spec, "plan.small.yml", "tasks:\n", "tasks: []\nold_tasks:\n")
+    messages = {p.message for p in load(spec).problems()}
+    assert "plan.tasks must be a non-empty array" in messages
+
+
 def test_missing_files(spec: Path) -> None:
     (spec / ".small" / "plan.small.yml").unlink()
     (spec / ".small" / "workspace.small.yml").unlink()
