@@ -31,17 +31,18 @@ class ProblemList(OptionList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: list[tuple[str, list[Problem]]] | None = None
+        self._shown: tuple[list[tuple[str, list[Problem]]], bool] | None = None
 
-    def show(self, groups: Mapping[str, Sequence[Problem]]) -> None:
+    def show(self, groups: Mapping[str, Sequence[Problem]], complete: bool = True) -> None:
+        """Show these groups; `complete` is False while the directory is still being read."""
         ordered = [
             (name, sorted(groups[name], key=lambda p: (p.severity != "error", p.path, p.line or 0)))
             for name in sorted(groups)
             if groups[name]
         ]
-        if ordered == self._shown:
+        if (ordered, complete) == self._shown:
             return
-        self._shown = ordered
+        self._shown = ordered, complete
         highlighted = self.highlighted
         self.clear_options()
         options: list[Option | None] = []
@@ -49,7 +50,8 @@ class ProblemList(OptionList):
             options.append(Option(Text(f"■ {safe(name).plain}", style="bold"), disabled=True))
             options.extend(Option(problem_text(problem)) for problem in problems)
         if not options:
-            options.append(Option(Text("No problems: every invariant holds.", style="dim")))
+            none = "No problems: every invariant holds." if complete else "No problems so far."
+            options.append(Option(Text(none, style="dim")))
         self.add_options(options)
         if highlighted is not None:
             self.highlighted = min(highlighted, self.option_count - 1)

@@ -82,10 +82,14 @@ class ApprovalsScreen(HudScreen):
         title.append(" · h: " + ("pending only" if self.everything else "all"), style="dim")
         if self.hud.read_only:
             title.append(" · read-only: you can review, not decide", style="dim")
+        complete = self.hud.scanned.is_set()
+        if not complete:
+            title.append(f" · so far: still reading {self.hud.root.name}…", style="dim")
         self.query_one("#approvals-title", Static).update(title)
         empty = self.query_one("#approvals-empty", Static)
         empty.display = not items
-        empty.update(Text("  No pending approval requests.", style="dim"))
+        none = "No pending approval requests" + ("." if complete else " so far.")
+        empty.update(Text(f"  {none}", style="dim"))
         self.sub_title = f"{pending} pending approvals"
 
     def _concerns(self, touched: set[str]) -> bool:

@@ -35,5 +35,8 @@ class ProblemsScreen(HudScreen):
         errors = sum(1 for p in problems if p.severity == "error")
         title = Text(f" {len(problems)} problems", style="bold")
         title.append(f"  ({errors} errors, {len(problems) - errors} warnings)", style="dim")
+        complete = self.hud.scanned.is_set()
+        if not complete:
+            title.append(f"  so far: still reading {self.hud.root.name}…", style="dim")
         self.query_one("#problems-title", Static).update(title)
-        self.query_one(ProblemList).show(groups)
+        self.query_one(ProblemList).show(groups, complete)

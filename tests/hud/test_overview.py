@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.widgets import Static
+
 from hud.app import HudApp
+from hud.screens.approvals import ApprovalsScreen
 from hud.screens.help import HelpScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.overview import OverviewScreen
@@ -13,6 +16,7 @@ from hud.screens.problems import ProblemsScreen
 from tests.factory import mission, resume
 from tests.hud.conftest import until
 from widgets.mission_table import MissionTable
+from widgets.problem_list import ProblemList
 
 
 def rows(app: HudApp) -> list[str]:
@@ -80,6 +84,34 @@ async def test_mission_folder_moved_in_shows_live(
         await until(pilot, lambda: "delta" in rows(app))
         table = app.screen.query_one(MissionTable)
         assert "running" in table.cell("delta", "status").plain
+
+
+async def test_lists_opened_during_the_scan_say_so_far(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """Problems and approvals can open before the scan ends: no "every invariant holds"
+    (nor "no pending requests") until every file has been read."""
+    app = make_app(state_dir)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        for key, screen_type in (("exclamation_mark", ProblemsScreen), ("a", ApprovalsScreen)):
+            await pilot.press(key)
+            await until(pilot, lambda kind=screen_type: isinstance(app.screen, kind))
+            screen = app.screen
+            title = screen.query_one("#problems-title, #approvals-title", Static)
+            app.scanned.clear()  # as if the scan were still running
+            screen.workspace_changed(None)
+            assert "so far: still reading state…" in str(title.render())
+            if screen_type is ProblemsScreen:
+                listing = screen.query_one(ProblemList)
+                assert str(listing.get_option_at_index(0).prompt) == "No problems so far."
+            app.scanned.set()
+            screen.workspace_changed(None)
+            assert "still reading" not in str(title.render())
+            if screen_type is ProblemsScreen:
+                first = str(listing.get_option_at_index(0).prompt)
+                assert first == "No problems: every invariant holds."
+            await pilot.press("escape")
 
 
 async def test_bad_file_becomes_a_problem_not_a_crash(
