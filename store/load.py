@@ -542,21 +542,23 @@ class LogReader:
                 continue
             digest = sha256(line).hexdigest()
             try:
-                record: Any = validate(line)
-            except ValidationError as exc:
-                record = exc
-            else:
-                fields = record.__dict__  # one lookup: pydantic's __getattr__ slows each field
-                if (
-                    fields["prev"] == prev
-                    and fields["seq"] == seq + 1
-                    and line_no > 1
-                    and line.count(b'"') == _quotes(record)  # see plainly_unique
-                ):
-                    seq += 1
-                    prev = digest
-                    deliver(record, line_no)
-                    continue
+                record = validate(line)
+            except ValidationError as exc:  # not kept past this block: it holds this frame
+                self.line_no, self.last_seq, self.last_hash = line_no, seq, digest
+                self._invalid(line, exc, batch)
+                seq, prev = self.last_seq, digest
+                continue
+            fields = record.__dict__  # one lookup: pydantic's __getattr__ slows each field
+            if (
+                fields["prev"] == prev
+                and fields["seq"] == seq + 1
+                and line_no > 1
+                and line.count(b'"') == _quotes(record)  # see plainly_unique
+            ):
+                seq += 1
+                prev = digest
+                deliver(record, line_no)
+                continue
             self.line_no, self.last_seq, self.last_hash = line_no, seq, digest
             if self._irregular(line, record, prev, batch):
                 deliver(record, line_no)
@@ -596,14 +598,9 @@ class LogReader:
                 self.problems.append(more)
                 batch.problems.append(more)
 
-    def _irregular(
-        self, line: bytes, record: LogLine | ValidationError, expected_prev: str, batch: LogBatch
-    ) -> bool:
-        """Report what is wrong with a line (or say the first line lacks its schema
-        marker); False when it is not a record."""
-        if isinstance(record, ValidationError):
-            self._invalid(line, record, batch)
-            return False
+    def _irregular(self, line: bytes, record: LogLine, expected_prev: str, batch: LogBatch) -> bool:
+        """Report what is wrong with a schema-valid line (or say the first line lacks its
+        schema marker); False when it is not a record."""
         if not plainly_unique(line, record):  # the rare line that needs the full parse
             parsed = parse_json(self.relpath, line, self.line_no)
             if isinstance(parsed, Problem) or not all_finite(parsed):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -10,7 +11,15 @@ from typing import Any
 
 import pytest
 
-from store.load import decode_utf8, load_document, parse_json, parse_toml, read_bytes
+from store.layout import Kind
+from store.load import (
+    LogReader,
+    decode_utf8,
+    load_document,
+    parse_json,
+    parse_toml,
+    read_bytes,
+)
 from store.problems import Problem
 from store.records import (
     ApprovalRequest,
@@ -181,3 +190,22 @@ def test_parse_json_uses_the_given_line() -> None:
 
 def test_parse_toml_keeps_finite_floats() -> None:
     assert parse_toml("t.toml", "a = 1.5\nb = 1e300\n") == {"a": 1.5, "b": 1e300}
+
+
+def test_an_invalid_last_line_leaves_no_reference_cycle(tmp_path: Path) -> None:
+    """A refused line's exception must not outlive its except block: it holds the reader's
+    frame, and with it the whole chunk, until a cyclic collection (the HUD scans with the
+    collector off)."""
+    built = mission(tmp_path, "m")
+    built.step("s1", "running")
+    with (tmp_path / "missions/m/events.jsonl").open("a") as handle:
+        handle.write('{"seq": "two"}\n')
+    reader = LogReader(tmp_path, "missions/m/events.jsonl", Kind.EVENTS)
+    gc.collect()
+    gc.disable()
+    try:
+        batch = reader.poll()
+        assert [p.code for p in batch.problems] == ["schema"]
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
