@@ -342,8 +342,12 @@ class HudApp(App[None]):
     def _indexed(self) -> bool:
         """True once the scan has handed over the workspace; until then, says so."""
         if not self.adopted:
-            self.notify(f"still reading {self.root.name}…", timeout=2, markup=False)
+            self.notify(self.still_reading(), timeout=2, markup=False)
         return self.adopted
+
+    def still_reading(self) -> str:
+        """What the HUD says while its scan runs."""
+        return f"still reading {self.root.name}…"
 
 
 def configured_theme(root: Path) -> str | None:

@@ -84,7 +84,7 @@ class ApprovalsScreen(HudScreen):
             title.append(" · read-only: you can review, not decide", style="dim")
         complete = self.hud.scanned.is_set()
         if not complete:
-            title.append(f" · so far: still reading {self.hud.root.name}…", style="dim")
+            title.append(f" · so far: {self.hud.still_reading()}", style="dim")
         self.query_one("#approvals-title", Static).update(title)
         empty = self.query_one("#approvals-empty", Static)
         empty.display = not items

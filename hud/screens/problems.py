@@ -37,6 +37,6 @@ class ProblemsScreen(HudScreen):
         title.append(f"  ({errors} errors, {len(problems) - errors} warnings)", style="dim")
         complete = self.hud.scanned.is_set()
         if not complete:
-            title.append(f"  so far: still reading {self.hud.root.name}…", style="dim")
+            title.append(f"  so far: {self.hud.still_reading()}", style="dim")
         self.query_one("#problems-title", Static).update(title)
         self.query_one(ProblemList).show(groups, complete)
