@@ -51,7 +51,7 @@ class HudScreen(Screen[None]):
     def on_mount(self) -> None:
         self.hud.changed.subscribe(self, self._on_changed)
         self.app.theme_changed_signal.subscribe(self, lambda _: self._on_changed(None))
-        if self.hud.scanned.is_set():
+        if self.hud.adopted:  # mid-scan too: show what is read so far, not a blank
             self.call_after_refresh(self.workspace_changed, None)
 
     def _on_changed(self, touched: set[str] | None) -> None:

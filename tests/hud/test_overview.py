@@ -89,19 +89,20 @@ async def test_mission_folder_moved_in_shows_live(
 async def test_lists_opened_during_the_scan_say_so_far(
     state_dir: Path, make_app: Callable[..., HudApp]
 ) -> None:
-    """Problems and approvals can open before the scan ends: no "every invariant holds"
-    (nor "no pending requests") until every file has been read."""
+    """Problems and approvals can open before the scan ends: they show what is read so
+    far at once, and no "every invariant holds" (nor "no pending requests") until every
+    file has been read."""
     app = make_app(state_dir)
     async with app.run_test(size=(100, 24)) as pilot:
         await until(pilot, lambda: app.scanned.is_set())
+        so_far = "so far: still reading state…"
         for key, screen_type in (("exclamation_mark", ProblemsScreen), ("a", ApprovalsScreen)):
+            app.scanned.clear()  # as if the scan were still running: no publish will come
             await pilot.press(key)
             await until(pilot, lambda kind=screen_type: isinstance(app.screen, kind))
             screen = app.screen
             title = screen.query_one("#problems-title, #approvals-title", Static)
-            app.scanned.clear()  # as if the scan were still running
-            screen.workspace_changed(None)
-            assert "so far: still reading state…" in str(title.render())
+            await until(pilot, lambda shown=title: so_far in str(shown.render()))
             if screen_type is ProblemsScreen:
                 listing = screen.query_one(ProblemList)
                 assert str(listing.get_option_at_index(0).prompt) == "No problems so far."
