@@ -7,14 +7,13 @@ finish one; each task builds its part of the index and reports back.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.load import resolve_inside
+from store.confined import hash_file
 from store.mission import MissionState
 from store.problems import Problem
 from store.row import MissionStatus
@@ -83,17 +82,12 @@ def artifact_problems(mission: MissionState) -> list[Problem]:
     for artifact, (cited, ref) in mission.artifact_refs.items():
         if artifact not in mission.artifacts:
             continue  # reported as missing by the mission's invariants
-        real = resolve_inside(mission.root, artifact)
-        if isinstance(real, Problem):
-            found.append(real)
+        hashed = hash_file(mission.root, artifact, cited.bytes)
+        if isinstance(hashed, Problem):
+            found.append(hashed)
             continue
-        digest = hashlib.sha256()
-        size = 0
-        with open(real, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-                size += len(chunk)
-        if digest.hexdigest() != cited.sha256 or size != cited.bytes:
+        digest, size = hashed
+        if digest != cited.sha256 or size != cited.bytes:
             found.append(
                 Problem(
                     ref.relpath,

@@ -8,23 +8,22 @@ is detected, and `seq` contiguity and the sha256 chain are verified as lines arr
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import os
 import re
-import stat
 import tomllib
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
-from typing import Any, BinaryIO, Generic, Literal, TypeVar, get_args, get_origin
+from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 
 import jiter
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from store.confined import NotCaptured, Readable, open_file, read_file
 from store.layout import Kind
 from store.problems import Problem
 from store.records import (
@@ -75,58 +74,11 @@ class Loaded(Generic[T]):
     problems: list[Problem] = field(default_factory=list)
 
 
-@functools.lru_cache(maxsize=64)
-def _real_root(root: str) -> str:
-    return os.path.join(os.path.realpath(root), "")
-
-
-def resolve_inside(root: Path, relpath: str) -> str | Problem:
-    """The real path of `relpath`, or a Problem when it is a symlink leaving `root`."""
-    try:
-        real = os.path.realpath(os.path.join(root, relpath), strict=True)
-    except (OSError, RuntimeError) as exc:
-        return Problem(relpath, None, "unreadable", f"cannot resolve: {exc}", "check the path")
-    if not real.startswith(_real_root(str(root))):
-        return Problem(
-            relpath,
-            None,
-            "symlink-escape",
-            f"symlink points outside the state directory (to {real})",
-            "replace the link with the file itself, or remove it",
-        )
-    return real
-
-
 def read_bytes(root: Path, relpath: str, cap: int | None = None) -> bytes | Problem:
-    """The file's bytes, or a Problem (missing, symlink escape, not a file, over the cap).
+    """The file's bytes, or a Problem (missing, a symlink, not a regular file, over the cap).
 
     `cap` defaults to MAX_DOCUMENT_BYTES as it is at call time (tests lower it)."""
-    if cap is None:
-        cap = MAX_DOCUMENT_BYTES
-    real = resolve_inside(root, relpath)
-    if isinstance(real, Problem):
-        return real
-    try:
-        info = os.stat(real)
-        if not stat.S_ISREG(info.st_mode):
-            return Problem(relpath, None, "not-a-file", "not a regular file", "remove it")
-        if info.st_size > cap:
-            return Problem(
-                relpath,
-                None,
-                "too-large",
-                f"file is {info.st_size:,} bytes, over the {cap:,} byte cap",
-                "large outputs belong under artifacts/, referenced by sha256 from evidence",
-            )
-        with open(real, "rb") as handle:
-            data = handle.read(info.st_size + 1)  # not cap + 1: a buffer that large is slow
-            if len(data) > info.st_size:  # it grew since: read on, up to the cap
-                data += handle.read(cap + 1 - len(data))
-    except OSError as exc:
-        return Problem(relpath, None, "unreadable", f"cannot read: {exc}", "check permissions")
-    if len(data) > cap:
-        return Problem(relpath, None, "too-large", f"file grew over the {cap:,} byte cap", "")
-    return data
+    return read_file(root, relpath, MAX_DOCUMENT_BYTES if cap is None else cap)
 
 
 def decode_utf8(relpath: str, data: bytes) -> str | Problem:
@@ -353,6 +305,18 @@ def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
     return Loaded(relpath, record, raw=parsed, text=text, sha256=digest, problems=problems)
 
 
+def check_history(root: Path, relpath: str) -> Problem | None:
+    """What keeps a kept revision (`history/*.toml`) from being read as TOML, if anything."""
+    data = read_bytes(root, relpath)
+    if isinstance(data, Problem):
+        return data
+    text = decode_utf8(relpath, data)
+    if isinstance(text, Problem):
+        return text
+    parsed = parse_toml(relpath, text)
+    return parsed if isinstance(parsed, Problem) else None
+
+
 # ---- logs ---------------------------------------------------------------------------------
 
 
@@ -423,42 +387,65 @@ class LogReader:
     @property
     def pending_problem(self) -> Problem | None:
         """A warning while a last line is unterminated (an agent may be mid-write)."""
-        if not self.partial:
+        if self.oversized is not None:
+            held = f"over {MAX_LINE_BYTES:,} bytes so far"
+        elif self.partial:
+            held = f"{len(self.partial)} bytes held back"
+        else:
             return None
         return Problem(
             self.relpath,
             self.line_no + 1,
             "unterminated-line",
-            f"last line has no newline yet ({len(self.partial)} bytes held back)",
+            f"last line has no newline yet ({held})",
             "an agent may be mid-write; if it crashed, its last line is incomplete",
             "warn",
         )
 
     def poll(self) -> LogBatch:
-        """Read what was appended since the last poll."""
+        """Read what was appended since the last poll.
+
+        A log that cannot be opened as a regular file (a symlink, a FIFO, a folder, no
+        permission) is dropped and its Problem stands until it can be read again."""
         batch = LogBatch()
-        real = resolve_inside(self.root, self.relpath)
-        if isinstance(real, Problem):
-            if self.inode is not None or real.code == "symlink-escape":
-                batch.reset = self.inode is not None
+        opened = open_file(self.root, self.relpath)
+        if isinstance(opened, Problem):
+            batch.reset = self.inode is not None
+            if batch.reset or self.problems:
                 self._restart()
-                if real.code == "symlink-escape":
-                    self.problems.append(real)
-                    batch.problems.append(real)
+            if opened.code != "missing":
+                self.problems.append(opened)
+                batch.problems.append(opened)
             return batch
-        try:
-            with open(real, "rb") as handle:
-                self._read_from(handle, batch)
-        except OSError as exc:
-            problem = Problem(self.relpath, None, "unreadable", f"cannot read: {exc}", "")
-            return LogBatch(problems=[problem])
+        with opened:
+            try:
+                self._read_from(opened, batch)
+            except NotCaptured:
+                pass  # replaced while read ahead from its old end: the next step reads it
+            except OSError as exc:
+                problem = Problem(self.relpath, None, "unreadable", f"cannot read: {exc}", "")
+                self._report(batch, [problem])
         return batch
 
-    def _read_from(self, handle: BinaryIO, batch: LogBatch) -> None:
-        info = os.fstat(handle.fileno())
+    def resume_offset(self, info: os.stat_result) -> int:
+        """Where the next poll starts reading a log of this `fstat`: at the last complete
+        line (to see that it is still there), or 0 when the log is new, shrank or was
+        replaced."""
+        if self.inode is None or info.st_ino != self.inode or info.st_size < self.offset:
+            return 0
+        return self.line_starts[-1] if self.line_starts else self.offset
+
+    @property
+    def held_back(self) -> int:
+        """Bytes from the last complete line's start to where reading goes on: a poll
+        reads them again (to see the line is still there) before any new byte."""
+        return self.offset - self.line_starts[-1] if self.line_starts else 0
+
+    def _read_from(self, opened: Readable, batch: LogBatch) -> None:
+        info = opened.info
         truncated = info.st_size < self.offset
         replaced = self.inode is not None and (
-            info.st_ino != self.inode or (not truncated and self._rewritten(handle))
+            info.st_ino != self.inode or (not truncated and self._rewritten(opened))
         )
         if self.inode is not None and (replaced or truncated):
             self._restart()
@@ -478,14 +465,15 @@ class LogReader:
                 ],
             )
         self.inode = info.st_ino
-        handle.seek(self.offset)
         seen = info.st_size - self.offset  # what fstat saw; then read on to the end
-        while chunk := handle.read(min(READ_CHUNK, seen if seen > 0 else PROBE_CHUNK)):
+        while chunk := opened.pread(
+            min(READ_CHUNK, seen if seen > 0 else PROBE_CHUNK), self.offset
+        ):
             seen -= len(chunk)
             self.offset += len(chunk)
             self._feed(chunk, batch)
 
-    def _rewritten(self, handle: BinaryIO) -> bool:
+    def _rewritten(self, opened: Readable) -> bool:
         """True when the last complete line read is no longer there, byte for byte: the
         log was rewritten in place, or replaced by a new file that reused the inode."""
         if not self.line_starts:
@@ -496,8 +484,7 @@ class LogReader:
         )
         if end - start > MAX_LINE_BYTES + 1:  # an over-long line: not worth reading again
             return False
-        handle.seek(start)
-        data = handle.read(end - start)
+        data = opened.pread(end - start, start)
         return data[-1:] != b"\n" or sha256(data[:-1]).hexdigest() != self.last_hash
 
     def _feed(self, chunk: bytes, batch: LogBatch) -> None:
@@ -661,21 +648,20 @@ class LogReader:
         stop = min(first + count, len(self.line_starts))
         if first >= stop:
             return []
-        real = resolve_inside(self.root, self.relpath)
-        if isinstance(real, Problem):
-            return []
         if stop < len(self.line_starts):
             end = self.line_starts[stop]
         elif self.oversized is not None:  # up to the end of the last complete line
             end = self.oversized_start
         else:
             end = self.offset - len(self.partial)
-        try:
-            with open(real, "rb") as handle:
-                handle.seek(self.line_starts[first])
-                data = handle.read(end - self.line_starts[first])
-        except OSError:
+        opened = open_file(self.root, self.relpath)
+        if isinstance(opened, Problem):
             return []
+        with opened:
+            try:
+                data = opened.pread(end - self.line_starts[first], self.line_starts[first])
+            except OSError:
+                return []
         out: list[tuple[int, Any]] = []
         for index, line in enumerate(data.split(b"\n")[: stop - first]):
             line_no = first + index + 1

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from store.confined import list_folder, open_file
 from store.layout import is_transient
 from store.load import parse_json, read_bytes
 from store.problems import Problem
@@ -310,10 +311,13 @@ class LoopexecDir:
             self.latest = self.heartbeat = None
             self.latest_problems, self.heartbeat_problems = [], []
             self.unknown.clear()
-            folder = self.root / FOLDER
             touched: set[str] = set()
-            if folder.is_dir() and not folder.is_symlink():
-                for entry in sorted(os.listdir(folder)):
+            entries = list_folder(self.root, FOLDER)
+            if isinstance(entries, Problem):
+                if entries.code != "missing":
+                    self.unknown[FOLDER] = entries
+            else:
+                for entry in sorted(entry.name for entry in entries):
                     touched |= self.apply(f"{FOLDER}/{entry}")
             return touched | {ID_PREFIX + run for run in before}
         name = rel[len(self.prefix) :]
@@ -442,20 +446,16 @@ class LoopexecDir:
             run.receipt = None
             return
         receipt = run.receipt or _Receipt()
-        real = self.root / rel
-        try:
-            size = os.lstat(real).st_size
-            if real.is_symlink():
-                raise OSError("is a symlink")
-            if size < receipt.offset:
+        opened = open_file(self.root, rel)
+        if isinstance(opened, Problem):
+            run.receipt = _Receipt(problems=[opened])
+            return
+        with opened:
+            if opened.info.st_size < receipt.offset:
                 receipt = _Receipt()  # truncated or replaced: read again
-            with open(real, "rb") as handle:
-                handle.seek(receipt.offset)
-                data = handle.read()
-        except OSError as exc:
-            run.receipt = _Receipt(
-                problems=[Problem(rel, None, "unreadable", f"cannot read: {exc}", "")]
-            )
+            data = opened.read_capped(MAX_DOC_BYTES, receipt.offset)
+        if isinstance(data, Problem):
+            run.receipt = _Receipt(problems=[data])
             return
         receipt.offset += len(data)
         data = receipt.pending + data

@@ -7,14 +7,16 @@ proportion to the number of steps and requests, never to the length of the logs.
 from __future__ import annotations
 
 import os
+import stat
 from collections import deque
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from store.confined import lstat
 from store.invariants import mission_invariants
 from store.layout import Kind, Located
-from store.load import Loaded, LogReader, load_document
+from store.load import Loaded, LogReader, check_history, load_document
 from store.problems import Problem
 from store.records import (
     ApprovalRequest,
@@ -80,6 +82,9 @@ class MissionState:
         self.requests: dict[str, Loaded[ApprovalRequest]] = {}
         self.decisions: dict[str, Loaded[Decision]] = {}
         self.history: set[str] = set()
+        self.path_problems: dict[str, Problem] = {}
+        """Problems of paths in the mission folder that hold no record: unknown files,
+        symlinks, folders that cannot be listed, history files that cannot be read."""
         self.artifacts: set[str] = set()
         self.events: LogReader | None = None
         self.evidence: LogReader | None = None
@@ -146,13 +151,16 @@ class MissionState:
     # ---- applying file changes -------------------------------------------------------
 
     def exists(self) -> bool:
-        return os.path.isdir(os.path.join(self.root, self.base))
+        info = lstat(self.root, self.base)
+        return info is not None and stat.S_ISDIR(info.st_mode)
 
     def apply(self, located: Located) -> None:
         """Re-read the one file `located` names (or forget it if it is gone)."""
         self._problems = None
         rel = located.relpath
         present = os.path.lexists(os.path.join(self.root, rel))  # os.path: pathlib costs more
+        # (a symlink on the way is refused when the file is read: `present` only says
+        # whether to read it or forget it)
         kind = located.kind
         if kind is Kind.EVENTS:
             self.events = self._poll(rel, kind, present, self.events)
@@ -172,6 +180,7 @@ class MissionState:
             self._store(self.decisions, located.parts["request"], rel, present, Decision)
         elif kind is Kind.HISTORY:
             _toggle(self.history, rel, present)
+            self.set_path_problem(rel, check_history(self.root, rel) if present else None)
         elif kind is Kind.ARTIFACT:
             _toggle(self.artifacts, rel, present)
 
@@ -209,9 +218,21 @@ class MissionState:
         if loaded.sha256 is not None and loaded.record is not None:
             self.plan_first_hash.setdefault(version, loaded.sha256)
 
+    def set_path_problem(self, rel: str, problem: Problem | None) -> None:
+        """Record (or clear) the problem of a path that holds no record."""
+        self._problems = None
+        if problem is None:
+            self.path_problems.pop(rel, None)
+        else:
+            self.path_problems[rel] = problem
+
     def forget_prefix(self, rel: str) -> None:
-        """A folder under the mission vanished: drop everything indexed below it."""
+        """A path under the mission vanished: drop everything indexed at or below it."""
+        self._problems = None
         prefix = rel + "/"
+        self.path_problems = {
+            k: v for k, v in self.path_problems.items() if k != rel and not k.startswith(prefix)
+        }
         self.plans = {k: v for k, v in self.plans.items() if not v.relpath.startswith(prefix)}
         self.requests = {k: v for k, v in self.requests.items() if not v.relpath.startswith(prefix)}
         self.decisions = {
@@ -252,6 +273,7 @@ class MissionState:
                 pending = reader.pending_problem
                 if pending is not None:
                     found.append(pending)
+        found.extend(self.path_problems.values())
         found.extend(mission_invariants(self))
         return found
 

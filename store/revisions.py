@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from store.confined import list_folder
 from store.layout import Kind, classify, doc_path, mission_dir
 from store.load import decode_utf8, parse_toml, read_bytes
 from store.problems import Problem
@@ -97,10 +98,10 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str, context: int 
 def _history_files(root: Path, mission: str) -> dict[str, int]:
     """history/*.toml files that the layout knows, with the revision in their name."""
     folder = f"{mission_dir(mission)}/history"
-    try:
-        names = os.listdir(root / folder)
-    except OSError:
+    entries = list_folder(root, folder)
+    if isinstance(entries, Problem):
         return {}
+    names = [entry.name for entry in entries]
     found: dict[str, int] = {}
     for name in names:
         located = classify(f"{folder}/{name}")

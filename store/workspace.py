@@ -9,10 +9,13 @@ recent events) and a `LogReader` whose line index lets a viewer read any window.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from store.confined import Captured, capture, link_problem, list_folder, lstat, serving
 from store.derive import (
     Budget,
     RequestStatus,
@@ -22,11 +25,12 @@ from store.derive import (
 )
 from store.layout import (
     KNOWN_DIRS,
+    Kind,
     classify,
     is_transient,
     safe_mission_id,
 )
-from store.load import load_document, resolve_inside
+from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document
 from store.loopexec import FOLDER as LOOPEXEC_FOLDER
 from store.loopexec import LoopexecDir
 from store.mission import MissionState
@@ -41,8 +45,35 @@ WORKSPACE_ROW = "workspace"
 """Where `problems_by_row` puts the problems of no row: settings, files of no mission."""
 
 
+LOG_STEP = 4 * 1024 * 1024
+"""A log is read ahead this much at a time (about 20,000 lines): the event loop folds no
+more than that in one step, and keys are handled between steps."""
+READ_AHEAD = 64 * 1024 * 1024
+"""What one step reads ahead in all; paths past it wait for the next step."""
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+_LOGS = (Kind.EVENTS, Kind.EVIDENCE)
+
+
+def _from_start(_info: os.stat_result) -> int:
+    return 0
+
+
+@dataclass(slots=True)
+class ReadAhead:
+    """Files read off the event loop for one `Workspace.apply_read` step."""
+
+    paths: list[str] = field(default_factory=list)
+    """The paths this step applies (folders expanded)."""
+    files: dict[str, Captured | Problem] = field(default_factory=dict)
+    """What each path that holds data read as (or why it could not be)."""
+    more: set[str] = field(default_factory=set)
+    """Paths for the next step: past the step's budget, or logs with more to read (known
+    once `apply_read` is done)."""
 
 
 class Workspace:
@@ -68,13 +99,15 @@ class Workspace:
 
     def walk(self, top: str = "") -> Iterable[str]:
         """Every path under the root (or its folder `top`), relative; unknown folders
-        are not entered."""
+        are not entered, and a folder that cannot be listed is yielded itself (applying
+        it reports why)."""
         stack = [top]
         while stack:
             folder = stack.pop()
-            try:
-                entries = list(os.scandir(self.root / folder))
-            except OSError:
+            entries = list_folder(self.root, folder)
+            if isinstance(entries, Problem):
+                if folder and entries.code != "missing":
+                    yield folder
                 continue
             for entry in entries:
                 rel = f"{folder}/{entry.name}" if folder else entry.name
@@ -113,8 +146,11 @@ class Workspace:
 
     def apply(self, relpaths: Iterable[str]) -> set[str]:
         """Bring the index up to date for these paths; returns the missions touched."""
+        return self._apply(self._with_folder_contents(relpaths))
+
+    def _apply(self, relpaths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
-        for rel in self._with_folder_contents(relpaths):
+        for rel in relpaths:
             adapter = self._adapter(rel)
             if adapter is not None:
                 touched |= adapter.apply(rel)
@@ -128,6 +164,67 @@ class Workspace:
                 del self.missions[mission_id]
         return touched
 
+    def read_ahead(self, relpaths: Iterable[str]) -> ReadAhead:
+        """Read the files these paths need, for `apply_read` (run it off the event loop).
+
+        Folders are listed and expanded here; each document is read whole (up to its
+        cap), each log from where its reader stands, at most LOG_STEP bytes. Paths past
+        READ_AHEAD bytes in all wait for the next step (`ReadAhead.more`). Only reads
+        the index (where each log reader stands): nothing here changes it."""
+        ahead = ReadAhead()
+        budget = READ_AHEAD
+        for rel in dict.fromkeys(self._with_folder_contents(relpaths)):
+            if budget <= 0:
+                ahead.more.add(rel)
+                continue
+            ahead.paths.append(rel)
+            if is_transient(rel) or not self._holds_data(rel):
+                continue
+            located = classify(rel)
+            if located is not None and located.kind in _LOGS:  # a log: one step of it
+                reader = self._reader_of(rel)
+                start = reader.resume_offset if reader is not None else _from_start
+                step = min(LOG_STEP, budget) + (reader.held_back if reader is not None else 0)
+                found = capture(self.root, rel, start, step)
+            else:  # cap + 1: one byte more says "over the cap"
+                found = capture(self.root, rel, _from_start, MAX_DOCUMENT_BYTES + 1)
+            ahead.files[rel] = found
+            if isinstance(found, Captured):
+                budget -= len(found.data)
+        return ahead
+
+    def apply_read(self, ahead: ReadAhead) -> set[str]:
+        """`apply` with the files `read_ahead` read: the disk is not read again."""
+        with serving(self.root, ahead.files):
+            touched = self._apply(ahead.paths)
+        for rel, found in ahead.files.items():  # a log not read to its end: another step
+            reader = self._reader_of(rel)
+            if isinstance(found, Captured) and reader and reader.offset < found.info.st_size:
+                ahead.more.add(rel)
+        return touched
+
+    def _holds_data(self, rel: str) -> bool:
+        """True for a path whose bytes `apply` reads (a record, a SMALL or loopexec file,
+        hud.toml); False for artifacts, folders and files outside the layout."""
+        if rel == "hud.toml" or self.is_external(rel):
+            return True
+        located = classify(rel)
+        return located is not None and located.kind is not Kind.ARTIFACT
+
+    def _reader_of(self, rel: str) -> LogReader | None:
+        """The log reader that indexes `rel`, if a mission has one."""
+        located = classify(rel)
+        mission = self.missions.get(located.mission or "") if located is not None else None
+        if mission is None or located is None:
+            return None
+        return (
+            mission.events
+            if located.kind is Kind.EVENTS
+            else mission.evidence
+            if located.kind is Kind.EVIDENCE
+            else None
+        )
+
     def _with_folder_contents(self, relpaths: Iterable[str]) -> Iterable[str]:
         """The paths, each layout folder among them followed by everything in it.
 
@@ -136,9 +233,9 @@ class Workspace:
         """
         for rel in relpaths:
             yield rel
-            if rel and _entered(rel):
-                path = self.root / rel
-                if path.is_dir() and not path.is_symlink():
+            if not rel or _entered(rel):  # "" is the root: everything
+                info = lstat(self.root, rel)
+                if info is not None and stat.S_ISDIR(info.st_mode):
                     yield from self.walk(rel)
 
     def _project_dir(self) -> bool:
@@ -166,30 +263,48 @@ class Workspace:
         assert located.mission is not None
         if not safe_mission_id(located.mission):  # the layout's pattern lets ".." through
             return self._unknown(rel)
-        state = self.missions.get(located.mission)
-        if state is None:
-            state = self.missions[located.mission] = MissionState(self.root, located.mission)
-        state.apply(located)
+        self._mission(located.mission).apply(located)
         return located.mission
 
+    def _mission(self, mission_id: str) -> MissionState:
+        state = self.missions.get(mission_id)
+        if state is None:
+            state = self.missions[mission_id] = MissionState(self.root, mission_id)
+        return state
+
     def _unknown(self, rel: str) -> str | None:
-        path = self.root / rel
-        if rel.split("/")[0] != "missions" and self._project_dir():
+        """Index a path that is no record: an unknown file or folder, a symlink, a layout
+        folder (a problem only if it cannot be listed), or a path that is gone."""
+        parts = rel.split("/")
+        mission = self.missions.get(parts[1]) if len(parts) > 1 and parts[0] == "missions" else None
+        if parts[0] != "missions" and self._project_dir():
             self.unknown.pop(rel, None)  # a project's own files, beside .small or .loopexec
             return None
-        if not os.path.lexists(path):
+        info = lstat(self.root, rel)
+        if info is None:  # gone (or a folder on its way is)
             self.unknown.pop(rel, None)
-            parts = rel.split("/")
-            if len(parts) >= 2 and parts[0] == "missions" and parts[1] in self.missions:
-                self.missions[parts[1]].forget_prefix(rel)
-                return parts[1]
+            if mission is not None:
+                mission.forget_prefix(rel)
+                return mission.id
             return None
-        parts = rel.split("/")
-        escape = resolve_inside(self.root, rel) if path.is_symlink() else None
-        if isinstance(escape, Problem) and escape.code == "symlink-escape":
-            problem = escape
-        elif len(parts) >= 2 and parts[0] == "missions" and not safe_mission_id(parts[1]):
-            problem = Problem(
+        problem = self._path_problem(rel, parts, info)
+        if len(parts) > 2 and parts[0] == "missions" and safe_mission_id(parts[1]):
+            if mission is None and problem is None:
+                return None
+            mission = mission or self._mission(parts[1])
+            mission.set_path_problem(rel, problem)
+            return mission.id
+        if problem is None:
+            self.unknown.pop(rel, None)
+        else:
+            self.unknown[problem.path] = problem
+        return None
+
+    def _path_problem(self, rel: str, parts: list[str], info: os.stat_result) -> Problem | None:
+        if stat.S_ISLNK(info.st_mode):
+            return link_problem(self.root, rel)
+        if len(parts) >= 2 and parts[0] == "missions" and not safe_mission_id(parts[1]):
+            return Problem(
                 f"missions/{parts[1]}",
                 None,
                 "unsafe-mission-id",
@@ -197,14 +312,12 @@ class Workspace:
                 "rename it to lower-case letters, digits, '.', '_' or '-' "
                 "(at most 64, starting with a letter or digit)",
             )
-        elif path.is_dir():
-            if len(parts) == 2 and parts[0] == "missions" and path.is_symlink():
-                return None
-            if KNOWN_DIRS.match(rel) and not path.is_symlink():
-                # a layout folder appearing (a new mission, its first history/): not a problem
-                self.unknown.pop(rel, None)
-                return None
-            problem = Problem(
+        if not stat.S_ISDIR(info.st_mode):
+            return Problem(
+                rel, None, "unknown-file", "file is not part of the layout", _LAYOUT_HINT, "warn"
+            )
+        if not KNOWN_DIRS.match(rel):
+            return Problem(
                 rel,
                 None,
                 "unknown-folder",
@@ -212,16 +325,22 @@ class Workspace:
                 _LAYOUT_HINT,
                 "warn",
             )
-        else:
-            problem = Problem(
-                rel, None, "unknown-file", "file is not part of the layout", _LAYOUT_HINT, "warn"
-            )
-        self.unknown[problem.path] = problem
-        return None
+        listed = list_folder(self.root, rel)  # a layout folder: fine if it can be listed
+        if not isinstance(listed, Problem) or listed.code == "missing":
+            return None
+        hidden = "pending requests may be hidden in it" if rel.endswith("/approvals") else ""
+        return Problem(
+            rel,
+            None,
+            listed.code,
+            f"{listed.message}; the files in it are not checked"
+            + (f" ({hidden})" if hidden else ""),
+            listed.hint,
+        )
 
     def load_settings(self) -> None:
         """(Re)load hud.toml, or fall back to defaults when it is absent."""
-        if not (self.root / "hud.toml").exists():
+        if lstat(self.root, "hud.toml") is None:
             self.settings = Settings.model_validate({"schema": 1})
             self.settings_problems = []
             return

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from store.confined import list_folder
 from store.layout import is_transient
 from store.load import read_bytes
 from store.problems import Problem
@@ -297,23 +298,15 @@ class SmallWorkspace:
         if not self.present:
             self._layout = []
             return
-        try:
-            listing = [
-                (entry.name, entry.is_dir(follow_symlinks=False))
-                for entry in os.scandir(self.folder)
-                if not is_transient(entry.name)
-            ]
-        except OSError as exc:
-            self._layout = [
-                Problem(
-                    self.prefix.rstrip("/") or ".",
-                    None,
-                    "unreadable",
-                    f"cannot list .small/: {exc}",
-                    "check permissions",
-                )
-            ]
+        entries = list_folder(self.root, self.prefix.rstrip("/"))
+        if isinstance(entries, Problem):
+            self._layout = [entries]
             return
+        listing = [
+            (entry.name, entry.is_dir(follow_symlinks=False))
+            for entry in entries
+            if not is_transient(entry.name)
+        ]
         self._layout = lint.layout_problem(self.prefix.rstrip("/"), listing)
 
     # ---- derived ---------------------------------------------------------------------

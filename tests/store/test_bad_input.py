@@ -33,6 +33,15 @@ def codes(problems: list[Problem]) -> list[str]:
     return [p.code for p in problems]
 
 
+def open_workspace_problems(root: Path) -> list[Problem]:
+    """The problems a fresh scan finds; `hud check` must find the same ones."""
+    workspace = Workspace(root)
+    workspace.scan()
+    found = workspace.problems()
+    assert set(found) == set(check(root).all_problems())
+    return found
+
+
 def only(problems: list[Problem], code: str) -> Problem:
     """The one problem with `code` (fails if there is none or several)."""
     found = [p for p in problems if p.code == code]
@@ -260,12 +269,29 @@ def test_symlinked_log_outside_the_state_dir(root: Path, outside: Path) -> None:
     assert only(problems, "symlink-escape").path == EVENTS
 
 
-def test_symlink_inside_the_state_dir_is_followed(root: Path) -> None:
+@pytest.mark.parametrize(
+    "link",
+    ["missions/m/intent.toml", "missions/m/events.jsonl", "missions/m/plan/v1.json"],
+)
+def test_symlink_inside_the_state_dir_is_not_followed(root: Path, link: str) -> None:
+    """A link can be swapped between a check and a read: none is followed, even inside."""
+    mission(root, "m").step("s1", "running")
+    (root / link).rename(root / "kept")
+    os.symlink(root / "kept", root / link)
+    problems = open_workspace_problems(root)
+    problem = only(problems, "symlink")
+    assert (problem.path, problem.severity) == (link, "error")
+    assert "not followed" in problem.message
+
+
+def test_symlinked_folder_on_the_way_is_refused(root: Path) -> None:
+    """A layout folder swapped for a link (to a copy inside) is reported, not entered."""
     mission(root, "m")
-    (root / "missions/m/intent.toml").rename(root / "kept-intent")
-    os.symlink(root / "kept-intent", root / "missions/m/intent.toml")
-    loaded = load_document(root, "missions/m/intent.toml", Intent)
-    assert loaded.record is not None and loaded.problems == []
+    (root / "missions/m/plan").rename(root / "plan-copy")
+    os.symlink(root / "plan-copy", root / "missions/m/plan")
+    problems = open_workspace_problems(root)
+    assert only(problems, "symlink").path == "missions/m/plan"
+    assert load_document(root, "missions/m/plan/v1.json", Intent).problems[0].code == "symlink"
 
 
 def test_symlinked_mission_folder_outside_is_an_error(

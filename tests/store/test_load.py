@@ -93,7 +93,7 @@ def test_decision_digest_is_the_request_canonical_json(built: Path) -> None:
 def test_missing_document(tmp_path: Path) -> None:
     loaded = load_document(tmp_path, "missions/m/intent.toml", Intent)
     assert loaded.record is None
-    assert [p.code for p in loaded.problems] == ["unreadable"]
+    assert [p.code for p in loaded.problems] == ["missing"]
 
 
 def test_folder_where_a_document_belongs(tmp_path: Path) -> None:

@@ -1,0 +1,133 @@
+"""Workspace.read_ahead / apply_read: files are read off the event loop, then folded
+without touching the disk, in steps, to the same index a fresh scan builds."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+import store.confined
+import store.workspace
+from store.problems import Problem
+from store.workspace import Workspace
+from tests.factory import mission, resume, three_missions
+
+
+def catch_up(workspace: Workspace, paths: Iterable[str], disk_closed: pytest.MonkeyPatch) -> int:
+    """Apply `paths` step by step as the HUD does; the disk is closed while folding.
+    Returns the number of steps."""
+    steps = 0
+    pending = set(paths)
+    while pending:
+        ahead = workspace.read_ahead(pending)
+        with disk_closed.context() as closed:
+            closed.setattr(store.confined, "open_on_disk", _no_disk)
+            workspace.apply_read(ahead)
+        pending = ahead.more
+        steps += 1
+        assert steps < 1000
+    return steps
+
+
+def _no_disk(root: Path, relpath: str) -> None:
+    raise AssertionError(f"{relpath} read while folding")
+
+
+def same_as_a_fresh_scan(workspace: Workspace) -> None:
+    fresh = Workspace(workspace.root, workspace.clock)
+    fresh.scan()
+    assert set(workspace.problems()) == set(fresh.problems())
+    assert {m: workspace.status(m) for m in workspace.missions} == {
+        m: fresh.status(m) for m in fresh.missions
+    }
+    for mission_id, state in fresh.missions.items():
+        mine = workspace.missions[mission_id]
+        for log in ("events", "evidence"):
+            theirs, ours = getattr(state, log), getattr(mine, log)
+            assert (ours.offset if ours else 0) == (theirs.offset if theirs else 0)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    three_missions(tmp_path)
+    return tmp_path
+
+
+def test_a_scan_in_steps_needs_no_read_while_folding(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = Workspace(root)
+    catch_up(workspace, [""], monkeypatch)
+    same_as_a_fresh_scan(workspace)
+
+
+def test_a_large_append_is_folded_a_step_at_a_time(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = Workspace(root)
+    workspace.scan()
+    alpha = mission(root, "big")
+    for n in range(400):
+        alpha.step("s1", "running", reason=f"tick {n}")
+    monkeypatch.setattr(store.workspace, "LOG_STEP", 4096)
+    steps = catch_up(workspace, ["missions/big/events.jsonl", "missions/big"], monkeypatch)
+    size = (root / "missions/big/events.jsonl").stat().st_size
+    assert steps >= size // 4096
+    same_as_a_fresh_scan(workspace)
+
+
+def test_a_step_budget_defers_paths_to_the_next_step(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store.workspace, "READ_AHEAD", 512)
+    workspace = Workspace(root)
+    steps = catch_up(workspace, [""], monkeypatch)
+    assert steps > 3
+    same_as_a_fresh_scan(workspace)
+
+
+def test_a_log_rewritten_in_place_is_read_again_from_the_start(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = Workspace(root)
+    workspace.scan()
+    log = root / "missions/alpha/events.jsonl"
+    head, _, last = log.read_bytes().rstrip(b"\n").rpartition(b"\n")
+    edited = last.replace(b'"actor":"agent"', b'"actor":"Agent"')  # size kept
+    log.write_bytes(head + b"\n" + edited + b"\n")
+    catch_up(workspace, ["missions/alpha/events.jsonl"], monkeypatch)
+    codes = {p.code for p in workspace.missions["alpha"].problems()}
+    assert "log-replaced" in codes
+    same_as_a_fresh_scan_but_replaced(workspace)
+
+
+def same_as_a_fresh_scan_but_replaced(workspace: Workspace) -> None:
+    """A fresh scan never saw the old bytes: it cannot say "replaced"; all else agrees."""
+    fresh = Workspace(workspace.root, workspace.clock)
+    fresh.scan()
+    ours = {p for p in workspace.problems() if p.code != "log-replaced"}
+    assert ours == set(fresh.problems())
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink"])
+def test_a_log_that_is_no_regular_file_is_a_problem_read_ahead_too(
+    root: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = Workspace(root)
+    workspace.scan()
+    log = root / "missions/alpha/evidence.jsonl"
+    log.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(log)
+    elif kind == "folder":
+        log.mkdir()
+    else:
+        log.symlink_to("/dev/zero")
+    catch_up(workspace, ["missions/alpha/evidence.jsonl"], monkeypatch)
+    problems = [p for p in workspace.problems() if p.path == "missions/alpha/evidence.jsonl"]
+    assert [p.severity for p in problems] == ["error"]
+    assert isinstance(problems[0], Problem)
+    same_as_a_fresh_scan(workspace)
