@@ -7,11 +7,14 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test bench lint clean
 
 $(BIN)/python:
+	@echo "Installing Operator HUD into $(VENV) (first run, about a minute)..."
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# pip shows its progress on a first install in a terminal; a log or a reinstall stays quiet.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@quiet=--quiet; [ -t 1 ] && [ ! -e $(STAMP) ] && quiet=; \
+	$(BIN)/python -m pip install $$quiet -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -32,7 +32,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
-from store import durable
+from store import confined, durable
 from store.layout import (
     Kind,
     decision_path,
@@ -48,9 +48,11 @@ from store.load import (
     EVENT_ADAPTER,
     EVIDENCE_ADAPTER,
     MAX_LINE_BYTES,
+    Loaded,
     load_document,
     unknown_field_problems,
 )
+from store.problems import Problem
 from store.records import (
     GENESIS,
     ApprovalRequest,
@@ -150,12 +152,26 @@ def _validate(target: Any, raw: dict[str, Any], what: str) -> Any:
     return record
 
 
+@contextlib.contextmanager
+def _open_folder(folder: Path) -> Iterator[int]:
+    """`folder` (made if missing) open for writing in it by name; its temp files left by
+    killed writers are removed first."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        durable.remove_stale_temps(fd)
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def write_once(final: Path, data: bytes) -> None:
     """Create `final` with `data`, or raise AlreadyExists; never a half-written file."""
-    try:
-        durable.create_once(final, data)
-    except FileExistsError as exc:
-        raise AlreadyExists(f"{final.name} exists already; it is write-once") from exc
+    with _open_folder(final.parent) as fd:
+        try:
+            durable.create_once(fd, final.name, data)
+        except FileExistsError as exc:
+            raise AlreadyExists(f"{final.name} exists already; it is write-once") from exc
 
 
 # ---- log tails ---------------------------------------------------------------------------
@@ -212,16 +228,24 @@ def _line_start(fd: int, end: int) -> int:
     return 0
 
 
-def log_tail(path: Path) -> Tail:
-    """The tail of the log at `path` without locking it (a partial last line is skipped)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
+def open_log(root: Path, relpath: str) -> confined.OpenFile | None:
+    """The log at `relpath` open for reading (`store.confined`: no symlink followed, never
+    blocking), or None when it does not exist yet; LogCorrupt when it is not a regular file."""
+    opened = confined.open_on_disk(root, relpath)
+    if isinstance(opened, Problem):
+        if opened.code == "missing":
+            return None
+        raise LogCorrupt(f"{opened.path}: {opened.message}")
+    return opened
+
+
+def log_tail(root: Path, relpath: str) -> Tail:
+    """The tail of the log at `relpath` without locking it (a partial last line is skipped)."""
+    opened = open_log(root, relpath)
+    if opened is None:
         return Tail(0, GENESIS, 0)
-    try:
-        return read_tail(fd, strict=False)
-    finally:
-        os.close(fd)
+    with opened:
+        return read_tail(opened.fd, strict=False)
 
 
 class LockedLog:
@@ -324,18 +348,17 @@ def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse 
     """The first attempt event in the mission's events log that references `request_id`.
 
     Scans the log with `mmap` for the id's JSON string and parses only the lines that
-    contain it, so a long log costs a memory scan, not a JSON parse per line.
+    contain it, so a long log costs a memory scan, not a JSON parse per line. LogCorrupt
+    when the log is not a regular file (then no one can tell).
     """
-    path = root / log_path(mission, Kind.EVENTS)
     needle = json.dumps(request_id, ensure_ascii=False).encode("utf-8")
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
+    opened = open_log(root, log_path(mission, Kind.EVENTS))
+    if opened is None:
         return None
-    try:
-        if os.fstat(fd).st_size == 0:
+    with opened:
+        if opened.info.st_size == 0:
             return None
-        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view:
+        with mmap.mmap(opened.fd, 0, access=mmap.ACCESS_READ) as view:
             pos = view.find(needle)
             while pos != -1:
                 start = view.rfind(b"\n", 0, pos) + 1
@@ -346,8 +369,6 @@ def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse 
                 if use is not None:
                     return use
                 pos = view.find(needle, end)
-    finally:
-        os.close(fd)
     return None
 
 
@@ -380,16 +401,17 @@ def authorize(
     moment = now or utcnow()
     if not safe_mission_id(mission) or not safe_request_id(request_id):
         return Authorization(False, "unsafe mission or request id")
-    if not (root / request_path(mission, request_id)).exists():
-        return Authorization(False, "no such request")
     loaded = load_document(root, request_path(mission, request_id), ApprovalRequest)
     request, raw = loaded.record, loaded.raw
+    if _missing(loaded):
+        return Authorization(False, "no such request")
     if request is None or raw is None:
         first = loaded.problems[0].message if loaded.problems else "unreadable"
         return Authorization(False, f"invalid request: {first}")
     if request.id != request_id:
         return Authorization(False, f"invalid request: its id is {request.id!r}", request, raw)
-    if not (root / decision_path(mission, request_id)).exists():
+    decided = load_document(root, decision_path(mission, request_id), Decision)
+    if _missing(decided):
         if request.expires_at is not None and moment >= request.expires_at:
             return Authorization(
                 False,
@@ -398,7 +420,6 @@ def authorize(
                 raw,
             )
         return Authorization(False, "not decided", request, raw)
-    decided = load_document(root, decision_path(mission, request_id), Decision)
     decision = decided.record
     if decision is None:
         first = decided.problems[0].message if decided.problems else "unreadable"
@@ -413,7 +434,10 @@ def authorize(
         return deny(f"rejected: {decision.reason}")
     if decision.digest != request_digest(raw):
         return deny("stale: request changed after approval")
-    use = find_approval_use(root, mission, request_id)
+    try:
+        use = find_approval_use(root, mission, request_id)
+    except LogCorrupt as exc:
+        return deny(f"cannot tell whether the approval was used: {exc}")
     if use is not None:
         return deny(f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})")
     if request.expires_at is not None and moment >= request.expires_at:
@@ -421,6 +445,11 @@ def authorize(
     if decision.valid_until is not None and moment >= decision.valid_until:
         return deny(f"expired: approval was valid until {rfc3339(decision.valid_until)}")
     return Authorization(True, "approved", request, raw, decision)
+
+
+def _missing(loaded: Loaded[Any]) -> bool:
+    """True when the document (or a folder on its way) does not exist."""
+    return loaded.record is None and any(p.code == "missing" for p in loaded.problems)
 
 
 # ---- the writer ------------------------------------------------------------------------------
@@ -467,7 +496,7 @@ class AgentWriter:
 
     def tail(self, kind: Kind) -> Tail:
         """Where a log ends now (read without the lock)."""
-        return log_tail(self.root / log_path(self.mission, kind))
+        return log_tail(self.root, log_path(self.mission, kind))
 
     # -- events ---------------------------------------------------------------------------
 
@@ -622,14 +651,13 @@ class AgentWriter:
         parts = name.split("/")
         if not all(_ARTIFACT_PART.match(part) and ".." not in part for part in parts):
             raise AgentError(f"unsafe artifact name {name!r}")
-        final = self.path / "artifacts" / name
-        digest = hashlib.sha256(data).hexdigest()
+        relpath = f"{mission_dir(self.mission)}/artifacts/{name}"
         try:
-            write_once(final, data)
+            write_once(self.root / relpath, data)
         except AlreadyExists:
-            if hashlib.sha256(final.read_bytes()).hexdigest() != digest:
+            if confined.read_file(self.root, relpath, len(data)) != data:
                 raise AlreadyExists(f"artifacts/{name} exists with other content") from None
-        return Artifact(path=name, sha256=digest, bytes=len(data))
+        return Artifact(path=name, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
 
     # -- plans ------------------------------------------------------------------------------
 
@@ -770,5 +798,7 @@ class AgentWriter:
         }
         raw = _normalize({k: v for k, v in raw.items() if v is not None})
         handoff = cast(Handoff, _validate(Handoff, raw, "handoff"))
-        durable.replace(self.root / doc_path(self.mission, Kind.HANDOFF), pretty_json(raw))
+        final = self.root / doc_path(self.mission, Kind.HANDOFF)
+        with _open_folder(final.parent) as fd:
+            durable.replace(fd, final.name, pretty_json(raw))
         return handoff

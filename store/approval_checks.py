@@ -6,6 +6,8 @@ what one refuses, the other refuses too. Pure: it reads the in-memory index
 
 Fail closed. A request cannot be approved in place when
 
+* its mission or request id is not a safe id (`store.layout.unsafe_id`; such a file is
+  not a request of the layout, and no decision could be written for it);
 * it is not pending (approved, rejected, stale: changed since it was decided, or expired);
 * it does not load as a request (its `args` not a JSON object, a field missing, bad JSON),
   or its `id` is not its file name, or it has no digest;
@@ -29,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from store.derive import RequestStatus, request_status
-from store.layout import request_path
+from store.layout import request_path, unsafe_id
 from store.mission import MissionState
 from store.records import (
     RISK_ORDER,
@@ -339,6 +341,9 @@ def review(
     blockers: list[str] = []  # blocks approving
     warnings: list[str] = []
 
+    unsafe = id_blocker(mission.id, request_id)
+    if unsafe is not None:
+        common.append(unsafe)
     if status is not RequestStatus.PENDING:
         common.append(_status_blocker(status, decision))
     elif decided is not None and decision is None:
@@ -521,6 +526,12 @@ def _earlier(mission: MissionState, request_id: str, now: datetime) -> Iterator[
 
 
 # ---- deciding ---------------------------------------------------------------------------------
+
+
+def id_blocker(mission_id: str, request_id: str) -> str | None:
+    """Why a request cannot be decided for its ids alone (None: they are safe ids)."""
+    why = unsafe_id(mission_id, request_id)
+    return None if why is None else f"{why}; the agent must file the request under a safe id"
 
 
 def refusal(

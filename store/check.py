@@ -13,8 +13,6 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.confined import hash_file
-from store.mission import MissionState
 from store.problems import Problem
 from store.row import MissionStatus
 from store.workspace import Workspace, group_by_mission
@@ -76,30 +74,6 @@ class Report:
         }
 
 
-def artifact_problems(mission: MissionState) -> list[Problem]:
-    """Artifacts cited by evidence that are not where they say or do not match sha256."""
-    found = []
-    for artifact, (cited, ref) in mission.artifact_refs.items():
-        if artifact not in mission.artifacts:
-            continue  # reported as missing by the mission's invariants
-        hashed = hash_file(mission.root, artifact, cited.bytes)
-        if isinstance(hashed, Problem):
-            found.append(hashed)
-            continue
-        digest, size = hashed
-        if digest != cited.sha256 or size != cited.bytes:
-            found.append(
-                Problem(
-                    ref.relpath,
-                    ref.line,
-                    "artifact-mismatch",
-                    f"artifact {artifact} does not match the sha256/bytes cited",
-                    "the artifact changed after the evidence was written; artifacts are immutable",
-                )
-            )
-    return found
-
-
 def _check_missions(root: str, paths: list[str]) -> tuple[dict[str, MissionReport], list[Problem]]:
     """Index these paths and report each mission in them (runs in a worker process)."""
     workspace = Workspace(root)
@@ -107,7 +81,7 @@ def _check_missions(root: str, paths: list[str]) -> tuple[dict[str, MissionRepor
     workspace.apply(paths)
     reports = {}
     for mission_id, mission in workspace.missions.items():
-        problems = mission.problems() + artifact_problems(mission)
+        problems = mission.problems()
         reports[mission_id] = MissionReport(workspace.status(mission_id), mission.title, problems)
     loose = []  # unknown files in these missions' folders: in their mission's report
     for problem in workspace.unknown.values():

@@ -84,7 +84,11 @@ def _why(root: Path, parent_fd: int, name: str, relpath: str, exc: OSError, want
     except OSError as inner:
         return _unreadable(relpath, inner)
     if stat.S_ISLNK(info.st_mode):
-        return symlink_problem(root, relpath, os.readlink(name, dir_fd=parent_fd))
+        try:
+            target = os.readlink(name, dir_fd=parent_fd)
+        except OSError as inner:  # swapped again since the stat
+            return _unreadable(relpath, inner)
+        return symlink_problem(root, relpath, target)
     is_wanted = stat.S_ISDIR if wanted == "a folder" else stat.S_ISREG
     if not is_wanted(info.st_mode):
         return not_regular(relpath, info.st_mode, wanted)

@@ -1,11 +1,20 @@
 """The HUD's only writer: human-owned records, written atomically.
 
 Every method takes a path relative to the state directory and refuses any path
-that `store.layout.is_human` does not mark human, or whose folder resolves outside
-the state directory (`OwnershipError`). Three ways to write:
+that `store.layout.is_human` does not mark human (`OwnershipError`; so an unsafe
+mission or request id is never written). The state directory may be written by a
+hostile agent, so every write is confined by construction: the target's folder is
+opened one name at a time through directory descriptors (`store.confined.folder`,
+which makes missing folders the same way), and everything after happens by name
+inside that descriptor (`store.durable`). A symlink, FIFO, device or file where a
+folder belongs is refused (`OwnershipError` naming it), never followed or opened; so
+is a file the writer must read first (a conflict check, a history slot) that is not a
+regular file, and one over the 64 MiB document cap (`HumanWriteError`). Each write
+first removes its folder's temp files left by killed writers (older than a minute,
+their process gone). Three ways to write:
 
 * **Write-once create** (decisions, a new mission's intent and constraints, history):
-  the bytes go to a temp file in the target folder (`.<name>.tmp-<random>`, which
+  the bytes go to a temp file in the target folder (`.<name>.tmp-<pid>-<hex>`, which
   `layout.is_transient` ignores), are fsynced, and are hard-linked to the final name;
   the link fails if the name exists, so of two racing writers exactly one wins. The
   loser of a decision race gets `AlreadyDecided`: "already decided by X at T".
@@ -39,7 +48,8 @@ import hashlib
 import os
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,7 +58,7 @@ from typing import Any, Literal, cast
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from store import durable
+from store import confined, durable
 from store.layout import (
     Kind,
     Located,
@@ -57,6 +67,8 @@ from store.layout import (
     doc_path,
     history_path,
     is_human,
+    mission_dir,
+    unsafe_id,
 )
 from store.load import parse_toml
 from store.problems import Problem
@@ -84,6 +96,8 @@ _EDITABLE = (Kind.INTENT, Kind.CONSTRAINTS)
 _COLUMN = re.compile(r"column (\d+)\)")
 _HEADER = re.compile(r"\s*\[")
 _LEAD_IN = re.compile(r"\s*(#.*)?\r?\n?$")
+_NOT_PLAIN = frozenset({"symlink", "symlink-escape", "not-a-file", "not-a-folder", "unsafe-path"})
+"""`store.confined` Problem codes of a path that is not plain folders and a plain file."""
 
 
 class HumanWriteError(Exception):
@@ -95,7 +109,8 @@ class HumanWriteError(Exception):
 
 
 class OwnershipError(HumanWriteError):
-    """The path is not human-owned, or escapes the state directory."""
+    """The path is not human-owned, or not plain folders and a plain file of the state
+    directory (a symlink, a FIFO, a device anywhere on the way)."""
 
 
 class AlreadyExists(HumanWriteError):
@@ -200,21 +215,22 @@ class HumanWriter:
 
     def create_document(self, relpath: str, data: dict[str, Any]) -> Saved:
         """Serialise `data` (with `schema = 1`, None values dropped) and create it write-once."""
-        located, path = self._target(relpath)
+        located = self._located(relpath)
         text = tomli_w.dumps(_drop_none({"schema": 1, **data}))
         self._validate(relpath, text, _model_of(located))
         data_bytes = text.encode()
-        self._ensure_folder(path.parent)
-        try:
-            self._create_once(path, data_bytes)
-        except FileExistsError:
-            raise self._exists(located) from None
+        with self._folder(relpath, create=True) as fd:
+            try:
+                durable.create_once(fd, _name(relpath), data_bytes, HUMAN_MODE)
+            except FileExistsError:
+                raise self._exists(located) from None
         return Saved(relpath, True, text, _sha256(data_bytes))
 
     def create_mission(
         self, mission: str, intent: dict[str, Any], constraints: dict[str, Any] | None = None
     ) -> list[Saved]:
         """A new mission: intent.toml (with created_by/at) claims the id, then constraints.toml."""
+        _refuse_unsafe(mission_dir(mission), mission)
         stamp = {"created_by": self.user, "created_at": self.clock()}
         saved = [self.create_document(doc_path(mission, Kind.INTENT), {**stamp, **intent})]
         if constraints is not None:
@@ -232,6 +248,7 @@ class HumanWriter:
     ) -> Decision:
         """Record a decision on the request whose raw JSON object is `request_raw`, once."""
         relpath = decision_path(mission, request_id)
+        _refuse_unsafe(relpath, mission, request_id)
         if request_raw.get("id") != request_id:
             raise Invalid(relpath, f"the request's id is not {request_id!r}", None, None)
         saved = self.create_document(
@@ -252,20 +269,14 @@ class HumanWriter:
 
     def replace(self, relpath: str, new_text: str, loaded_sha256: str) -> Saved:
         """Save an edited intent or constraints text, if the file is still what was loaded."""
-        located, path = self._target(relpath)
+        located = self._located(relpath)
         if located.kind not in _EDITABLE:
             raise HumanWriteError(relpath, f"{relpath}: only intent and constraints are edited")
         model = _model_of(located)
         self._validate(relpath, new_text, model)
         new_bytes = new_text.encode()
-        with durable.folder_lock(path.parent):
-            try:
-                current = path.read_bytes()
-            except FileNotFoundError:
-                raise Conflict(relpath, "", None, new_text) from None
-            if _sha256(current) != loaded_sha256:
-                theirs = current.decode(errors="replace")
-                raise Conflict(relpath, theirs, _sha256(current), new_text)
+        with self._folder(relpath) as fd, _conflicts(relpath, new_text):
+            current = durable.check_unchanged(self.root, fd, relpath, loaded_sha256)
             if new_bytes == current:
                 return Saved(relpath, False, new_text, loaded_sha256)
             revision = self._history_slot(located, current)
@@ -277,7 +288,7 @@ class HumanWriter:
             self._validate(relpath, stamped, model)
             history = self._keep(located, revision, current)
             stamped_bytes = stamped.encode()
-            self._replace_atomically(path, stamped_bytes)
+            durable.replace(fd, _name(relpath), stamped_bytes)
         return Saved(relpath, True, stamped, _sha256(stamped_bytes), revision + 1, history)
 
     def replace_small(self, relpath: str, new_text: str, loaded_sha256: str) -> Saved:
@@ -293,17 +304,12 @@ class HumanWriter:
         no progress entry: SMALL's own `small accept` records one (see docs/small.md).
         """
         kind = self._small_kind(relpath)
-        path = self.root / relpath
-        if path.is_symlink() or not path.parent.resolve().is_relative_to(self._real_root):
-            message = f"{relpath} is a symlink or leads outside the state directory"
-            raise OwnershipError(relpath, message)
         try:
             text = small_write.prepare(kind, relpath, new_text)
-            written = small_write.replace(path, text, loaded_sha256)
         except small_write.SmallInvalid as exc:
             raise Invalid(relpath, str(exc), exc.line, 1 if exc.line else None) from None
-        except small_write.SmallConflict as exc:
-            raise Conflict(relpath, exc.theirs, exc.theirs_sha256, new_text) from None
+        with self._folder(relpath) as fd, _conflicts(relpath, new_text):
+            written = small_write.replace(self.root, fd, relpath, text, loaded_sha256)
         return Saved(relpath, written.changed, written.text, written.sha256)
 
     def _small_kind(self, relpath: str) -> str:
@@ -320,29 +326,31 @@ class HumanWriter:
 
     # ---- paths -----------------------------------------------------------------------
 
-    def _target(self, relpath: str) -> tuple[Located, Path]:
+    def _located(self, relpath: str) -> Located:
         located = classify(relpath)
         if located is None or not is_human(relpath):
             owner = "unknown to the layout" if located is None else f"{located.owner} owned"
             raise OwnershipError(relpath, f"{relpath} is {owner}: the HUD writes only human files")
-        path = self.root / relpath
-        existing = path.parent
-        while not existing.exists():
-            existing = existing.parent
-        if not existing.resolve().is_relative_to(self._real_root) or path.is_symlink():
-            message = f"{relpath} is a symlink or leads outside the state directory"
-            raise OwnershipError(relpath, message)
-        return located, path
+        return located
 
-    def _ensure_folder(self, folder: Path) -> None:
-        if not folder.is_dir():
-            self._ensure_folder(folder.parent)
-            folder.mkdir(exist_ok=True)
-            durable.fsync_dir(folder.parent)
+    @contextmanager
+    def _folder(self, relpath: str, *, create: bool = False) -> Iterator[int]:
+        """The folder of `relpath`, open through `store.confined` (no symlink followed,
+        missing folders made with `create`), its stale temp files removed."""
+        try:
+            with confined.folder(self.root, _parent(relpath), create=create) as fd:
+                durable.remove_stale_temps(fd)
+                yield fd
+        except confined.Refused as refused:
+            raise _refusal(relpath, refused.problem) from None
 
     def _exists(self, located: Located) -> AlreadyExists:
         relpath = located.relpath
-        text = (self.root / relpath).read_bytes().decode(errors="replace")
+        try:
+            on_disk = durable.existing(self.root, relpath) or b""
+        except confined.Refused:
+            on_disk = b""  # a FIFO or a symlink took the name: there, but unreadable
+        text = on_disk.decode(errors="replace")
         if located.kind is not Kind.DECISION:
             return AlreadyExists(relpath, f"{relpath} already exists", text)
         try:
@@ -364,29 +372,24 @@ class HumanWriter:
         """The revision number under which `old` is (or will be) kept in history/."""
         revision = _revision_of(old)
         while True:
-            kept = self.root / history_path(located.mission or "", located.kind, revision)
-            if not kept.exists() or kept.read_bytes() == old:
+            kept = durable.existing(
+                self.root, history_path(located.mission or "", located.kind, revision)
+            )
+            if kept is None or kept == old:
                 return revision
             revision += 1
 
     def _keep(self, located: Located, revision: int, old: bytes) -> str:
-        kept, path = self._target(history_path(located.mission or "", located.kind, revision))
-        self._ensure_folder(path.parent)
-        try:
-            self._create_once(path, old)
-        except FileExistsError:
-            if path.read_bytes() != old:
-                raise self._exists(kept) from None
+        kept = self._located(history_path(located.mission or "", located.kind, revision))
+        with self._folder(kept.relpath, create=True) as fd:
+            try:
+                durable.create_once(fd, _name(kept.relpath), old, HUMAN_MODE)
+            except FileExistsError:
+                if durable.existing(self.root, kept.relpath) != old:
+                    raise self._exists(kept) from None
         return kept.relpath
 
-    # ---- bytes to disk ---------------------------------------------------------------
-
-    def _create_once(self, path: Path, data: bytes) -> None:
-        """Hard-link a fsynced temp file to `path`; FileExistsError if it exists."""
-        durable.create_once(path, data, HUMAN_MODE)
-
-    def _replace_atomically(self, path: Path, data: bytes) -> None:
-        durable.replace(path, data)
+    # ---- checks ----------------------------------------------------------------------
 
     def _validate(self, relpath: str, text: str, model: type[BaseModel]) -> None:
         parsed = parse_toml(relpath, text)
@@ -405,6 +408,39 @@ class HumanWriter:
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
+
+def _parent(relpath: str) -> str:
+    return relpath.rpartition("/")[0]
+
+
+def _name(relpath: str) -> str:
+    return relpath.rpartition("/")[2]
+
+
+def _refuse_unsafe(relpath: str, mission: str, request_id: str | None = None) -> None:
+    why = unsafe_id(mission, request_id)
+    if why is not None:
+        raise OwnershipError(relpath, f"{relpath} not written: {why}")
+
+
+def _refusal(relpath: str, problem: Problem) -> HumanWriteError:
+    """The writer's error for a path `store.confined` refused (it names that path)."""
+    error = OwnershipError if problem.code in _NOT_PLAIN else HumanWriteError
+    where = f"{problem.path}: " if problem.path else ""  # "": the state directory itself
+    return error(relpath, f"{relpath} not written: {where}{problem.message}")
+
+
+@contextmanager
+def _conflicts(relpath: str, yours: str) -> Iterator[None]:
+    """`durable.Changed` as a `Conflict` between the bytes on disk and `yours`."""
+    try:
+        yield
+    except durable.Changed as changed:
+        if changed.theirs is None:
+            raise Conflict(relpath, "", None, yours) from None
+        theirs = changed.theirs.decode(errors="replace")
+        raise Conflict(relpath, theirs, _sha256(changed.theirs), yours) from None
 
 
 def _model_of(located: Located) -> type[BaseModel]:

@@ -200,7 +200,7 @@ def _missing_artifacts(mission: MissionState) -> list[Problem]:
             ref.relpath,
             ref.line,
             "missing-artifact",
-            f"artifact {artifact} does not exist",
+            f"artifact {artifact} is missing (no file at that path)",
             "the agent must write the artifact before the evidence that cites it",
         )
         for artifact, (_, ref) in mission.artifact_refs.items()

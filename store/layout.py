@@ -32,10 +32,14 @@ class Kind(StrEnum):
     ARTIFACT = "artifact"
 
 
-MISSION_ID = r"[a-z0-9][a-z0-9._-]{0,63}"
-REQUEST_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
-_MISSION_ID_RE = re.compile(rf"^{MISSION_ID}$")
-_REQUEST_ID_RE = re.compile(rf"^{REQUEST_ID}$")
+# The one id check. An id names a file or folder, so it never holds `..`: no dot
+# follows a dot (a look-behind: Python `re` only, so pydantic is given the compiled
+# patterns below). Every path pattern of the table embeds these, so `classify` never
+# yields an unsafe id.
+MISSION_ID = r"[a-z0-9](?:[a-z0-9_-]|(?<!\.)\.){0,63}"
+REQUEST_ID = r"[A-Za-z0-9](?:[A-Za-z0-9_-]|(?<!\.)\.){0,127}"
+MISSION_ID_RE = re.compile(rf"^{MISSION_ID}\Z")
+REQUEST_ID_RE = re.compile(rf"^{REQUEST_ID}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +113,7 @@ class Located:
 def classify(relpath: str) -> Located | None:
     """The record kind and owner of a path relative to STATE_DIR, or None if unknown."""
     for entry in TABLE:
-        match = entry.pattern.match(relpath)
+        match = entry.pattern.fullmatch(relpath)  # `$` alone would let "r1.json\n" in
         if match:
             parts = {k: v for k, v in match.groupdict().items() if v is not None}
             mission = parts.pop("mission", None)
@@ -129,11 +133,26 @@ def is_human(relpath: str) -> bool:
 
 
 def safe_mission_id(value: str) -> bool:
-    return bool(_MISSION_ID_RE.match(value)) and ".." not in value
+    return bool(MISSION_ID_RE.match(value))
 
 
 def safe_request_id(value: str) -> bool:
-    return bool(_REQUEST_ID_RE.match(value)) and ".." not in value
+    return bool(REQUEST_ID_RE.match(value))
+
+
+def unsafe_id(mission: str, request: str | None = None) -> str | None:
+    """Why `mission` (or `request`) cannot be an id, or None when they are safe."""
+    if not safe_mission_id(mission):
+        return (
+            f"unsafe mission id {mission!r}: a mission id is 1-64 of a-z, 0-9, '.', '_', '-', "
+            "starts with a letter or digit and holds no '..'"
+        )
+    if request is not None and not safe_request_id(request):
+        return (
+            f"unsafe request id {request!r}: a request id is 1-128 of A-Z, a-z, 0-9, '.', "
+            "'_', '-', starts with a letter or digit and holds no '..'"
+        )
+    return None
 
 
 def relpath_of(root: str, path: str) -> str:

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from store.artifacts import ArtifactCheck, hash_artifact, signature
 from store.confined import lstat
 from store.invariants import mission_invariants
 from store.layout import Kind, Located
@@ -82,6 +83,8 @@ class MissionState:
         self.requests: dict[str, Loaded[ApprovalRequest]] = {}
         self.decisions: dict[str, Loaded[Decision]] = {}
         self.history: set[str] = set()
+        self.artifact_checks: dict[str, ArtifactCheck] = {}
+        """The latest hash check of each cited artifact (see `store.artifacts`)."""
         self.path_problems: dict[str, Problem] = {}
         """Problems of paths in the mission folder that hold no record: unknown files,
         symlinks, folders that cannot be listed, history files that cannot be read."""
@@ -218,6 +221,31 @@ class MissionState:
         if loaded.sha256 is not None and loaded.record is not None:
             self.plan_first_hash.setdefault(version, loaded.sha256)
 
+    def unchecked_artifacts(self) -> list[str]:
+        """Cited artifacts whose file changed since their last check, or that were never
+        checked (`hash_artifacts` checks them); only metadata is read here."""
+        found = []
+        for rel, (cited, _) in self.artifact_refs.items():
+            now = signature(self.root, rel, cited) if rel in self.artifacts else None
+            checked = self.artifact_checks.get(rel)
+            if now is not None and (checked is None or checked.signature != now):
+                found.append(rel)
+        return found
+
+    def hash_artifacts(self, relpaths: list[str]) -> dict[str, ArtifactCheck]:
+        """Hash these cited artifacts now (IO: a scan, `hud check` or a read-ahead step)."""
+        return {
+            rel: hash_artifact(
+                self.root, rel, self.artifact_refs[rel][0], self.artifact_refs[rel][1]
+            )
+            for rel in relpaths
+            if rel in self.artifact_refs
+        }
+
+    def take_artifact_checks(self, checks: dict[str, ArtifactCheck]) -> None:
+        self._problems = None
+        self.artifact_checks.update(checks)
+
     def set_path_problem(self, rel: str, problem: Problem | None) -> None:
         """Record (or clear) the problem of a path that holds no record."""
         self._problems = None
@@ -274,6 +302,10 @@ class MissionState:
                 if pending is not None:
                     found.append(pending)
         found.extend(self.path_problems.values())
+        for rel in sorted(self.artifact_refs.keys() & self.artifacts):
+            checked = self.artifact_checks.get(rel)
+            if checked is not None and checked.problem is not None:
+                found.append(checked.problem)
         found.extend(mission_invariants(self))
         return found
 

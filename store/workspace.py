@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from store.confined import Captured, capture, link_problem, list_folder, lstat, serving
+from store.artifacts import ArtifactCheck
+from store.confined import (
+    Captured,
+    capture,
+    link_problem,
+    list_folder,
+    lstat,
+    not_regular,
+    serving,
+)
 from store.derive import (
     Budget,
     RequestStatus,
@@ -71,6 +80,8 @@ class ReadAhead:
     """The paths this step applies (folders expanded)."""
     files: dict[str, Captured | Problem] = field(default_factory=dict)
     """What each path that holds data read as (or why it could not be)."""
+    checks: dict[str, dict[str, ArtifactCheck]] = field(default_factory=dict)
+    """Artifacts hashed for this step, by mission."""
     more: set[str] = field(default_factory=set)
     """Paths for the next step: past the step's budget, or logs with more to read (known
     once `apply_read` is done)."""
@@ -145,8 +156,14 @@ class Workspace:
         return self._adapter(rel) is not None
 
     def apply(self, relpaths: Iterable[str]) -> set[str]:
-        """Bring the index up to date for these paths; returns the missions touched."""
-        return self._apply(self._with_folder_contents(relpaths))
+        """Bring the index up to date for these paths; returns the missions touched.
+        Reads the disk: off the event loop, use `read_ahead` and `apply_read`."""
+        touched = self._apply(self._with_folder_contents(relpaths))
+        for mission_id in touched:
+            mission = self.missions.get(mission_id)
+            if mission is not None:
+                mission.take_artifact_checks(mission.hash_artifacts(mission.unchecked_artifacts()))
+        return touched
 
     def _apply(self, relpaths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
@@ -191,12 +208,21 @@ class Workspace:
             ahead.files[rel] = found
             if isinstance(found, Captured):
                 budget -= len(found.data)
+        for mission_id in group_by_mission(ahead.paths)[0]:
+            mission = self.missions.get(mission_id)
+            if mission is not None:
+                ahead.checks[mission_id] = mission.hash_artifacts(mission.unchecked_artifacts())
         return ahead
 
     def apply_read(self, ahead: ReadAhead) -> set[str]:
         """`apply` with the files `read_ahead` read: the disk is not read again."""
         with serving(self.root, ahead.files):
             touched = self._apply(ahead.paths)
+        for mission_id in touched:
+            mission = self.missions.get(mission_id)
+            if mission is not None:
+                mission.take_artifact_checks(ahead.checks.get(mission_id, {}))
+                ahead.more.update(mission.unchecked_artifacts())  # cited in this step
         for rel, found in ahead.files.items():  # a log not read to its end: another step
             reader = self._reader_of(rel)
             if isinstance(found, Captured) and reader and reader.offset < found.info.st_size:
@@ -312,6 +338,8 @@ class Workspace:
                 "rename it to lower-case letters, digits, '.', '_' or '-' "
                 "(at most 64, starting with a letter or digit)",
             )
+        if not stat.S_ISDIR(info.st_mode) and KNOWN_DIRS.match(rel):
+            return not_regular(rel, info.st_mode, "a folder")  # where the layout has one
         if not stat.S_ISDIR(info.st_mode):
             return Problem(
                 rel, None, "unknown-file", "file is not part of the layout", _LAYOUT_HINT, "warn"

@@ -1,7 +1,9 @@
-"""Where the SMALL Protocol fixtures are (read-only, beside the repo), and copies of them."""
+"""The project's SMALL Protocol fixtures (tests/fixtures/small), copies of them, and the
+outside corpus beside the repo, which only some machines have."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,37 +11,53 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SMALL_FIXTURES = (REPO / "../shared/fixtures/small").resolve()
+SMALL_FIXTURES = REPO / "tests" / "fixtures" / "small"
+SMALL_CORPUS = (REPO / "../shared/fixtures/small").resolve()
+"""Real workspaces (read-only), on the maintainers' machines and in CI only: tests over
+them run in addition to the ones on SMALL_FIXTURES and skip when it is absent."""
 LOOPEXEC_FIXTURES = REPO / "tests" / "fixtures" / "loopexec"
 
-LIVE = "small-protocol-live"
-SPEC = "spec-v1.0.0"
-STALE = "stale-handoff"
+VALID = "valid"
+NO_WORKSPACE = "no-workspace-file"
+DRIFTED = "drifted"
+EMPTY_CURRENT_TASK = "empty-current-task"
+UNREADABLE = "unreadable"
 
 T_LOOPEXEC = 1767225600
 """2026-01-01T00:00:00Z: the loopexec fixtures' receipts start here."""
 LOOPEXEC_NOW = datetime.fromtimestamp(T_LOOPEXEC + 2400, UTC)
 """100 s after r-live's heartbeat: it is fresh."""
 SMALL_NOW = datetime(2026, 4, 1, 19, 30, tzinfo=UTC)
-"""Shortly after the live fixture's last progress entry."""
+"""Shortly after the valid fixture's last progress entry."""
 
 
 def small_fixture(name: str) -> Path:
-    """A fixture folder (holding .small/), or skip the test when the fixtures are absent."""
-    folder = SMALL_FIXTURES / name
-    if not (folder / ".small").is_dir():
-        pytest.skip(f"SMALL fixtures not found at {SMALL_FIXTURES} (../shared/fixtures/small)")
-    return folder
+    """A fixture folder (holding .small/), to read only."""
+    return SMALL_FIXTURES / name
 
 
 def copy_fixture(name: str, target: Path) -> Path:
     """A writable copy of a SMALL fixture at `target` (the fixture's name kept)."""
-    source = small_fixture(name)
-    destination = target / name
-    shutil.copytree(source, destination)
-    for path in [destination, *destination.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return destination
+    return Path(shutil.copytree(small_fixture(name), target / name))
+
+
+def corpus_workspaces() -> list[str]:
+    """The folders of the outside corpus that hold .small/ (none when it is absent)."""
+    return sorted(p.parent.name for p in SMALL_CORPUS.glob("*/.small") if p.is_dir())
+
+
+def check_verdicts(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`hud check DIR`'s exit code and SMALL verdicts ("schema valid, lint ..."), after
+    checking that `--json` gives the same."""
+    from hud.cli import main
+
+    code = main(["check", str(root)])
+    out = capsys.readouterr().out
+    verdict = out.split("SMALL v1.0.0: ", 1)[1].splitlines()[0]
+    assert main(["check", "--json", str(root)]) == code
+    mission = json.loads(capsys.readouterr().out)["missions"][f"small:{root.name}"]
+    assert ", ".join(f"{k} {v}" for k, v in mission["verdicts"].items()) == verdict
+    return code, verdict
 
 
 def copy_loopexec(name: str, target: Path) -> Path:

@@ -8,20 +8,17 @@ the view left off (`LogFeed`), artifacts are hashed again only when their file c
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from textual.widget import Widget
 
-from store.check import artifact_problems
 from store.derive import budget_use
 from store.load import LogReader
-from store.mission import MissionState, Reference
-from store.records import Artifact, Evidence
+from store.mission import MissionState
+from store.records import Evidence
 from widgets.tabs.budget import BudgetView
 from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
 from widgets.tabs.evidence import EvidenceView
@@ -89,7 +86,6 @@ class ViewState:
     """What a view remembers between updates of one widget."""
 
     feed: LogFeed = field(default_factory=LogFeed)
-    artifacts: dict[str, tuple[tuple[Any, ...], str]] = field(default_factory=dict)
 
 
 _STATES: WeakKeyDictionary[Widget, ViewState] = WeakKeyDictionary()
@@ -110,55 +106,18 @@ def find(screen: MissionScreen, kind: type[W]) -> W | None:
 # ---- artifacts ---------------------------------------------------------------------------
 
 
-@dataclass
-class _OneArtifact:
-    """The part of a MissionState `artifact_problems` reads, holding one artifact."""
-
-    root: Path
-    artifact_refs: dict[str, tuple[Artifact, Reference]]
-    artifacts: set[str]
-
-
-def check_artifact(
-    mission: MissionState,
-    relpath: str,
-    cited: Artifact,
-    ref: Reference,
-    cache: dict[str, tuple[tuple[Any, ...], str]],
-) -> str:
-    """`ok`, `mismatch`, `missing` or `outside`; hashed again only when the file changed."""
-    if relpath not in mission.artifacts:
-        return "missing"
-    try:
-        info = os.stat(mission.root / relpath)
-    except OSError:
-        return "missing"
-    signature = (cited.sha256, cited.bytes, info.st_ino, info.st_size, info.st_mtime_ns)
-    cached = cache.get(relpath)
-    if cached is not None and cached[0] == signature:
-        return cached[1]
-    one = _OneArtifact(mission.root, {relpath: (cited, ref)}, {relpath})
-    try:
-        problems = artifact_problems(cast(MissionState, one))
-    except OSError:
-        return "missing"
-    if not problems:
-        result = "ok"
-    elif problems[0].code == "artifact-mismatch":
-        result = "mismatch"
-    else:
-        result = "outside"
-    cache[relpath] = (signature, result)
-    return result
-
-
-def artifact_checks(mission: MissionState, state: ViewState) -> dict[str, str]:
-    """The check result of every artifact evidence cites, keyed by the path it cites."""
+def artifact_checks(mission: MissionState) -> dict[str, str]:
+    """The check result of every artifact evidence cites, keyed by the path it cites
+    (`ok`, `mismatch`, `missing`, `unreadable`; none yet while it is being hashed)."""
     prefix = f"{mission.base}/artifacts/"
     checks = {}
-    for relpath, (cited, ref) in mission.artifact_refs.items():
+    for relpath in mission.artifact_refs:
         shown = relpath[len(prefix) :] if relpath.startswith(prefix) else relpath
-        checks[shown] = check_artifact(mission, relpath, cited, ref, state.artifacts)
+        checked = mission.artifact_checks.get(relpath)
+        if relpath not in mission.artifacts:
+            checks[shown] = "missing"
+        elif checked is not None:
+            checks[shown] = checked.verdict
     return checks
 
 
@@ -217,7 +176,7 @@ def update_evidence(screen: MissionScreen, mission: MissionState) -> None:
     view.show(
         lines,
         reset=reset,
-        checks=artifact_checks(mission, state),
+        checks=artifact_checks(mission),
         total=len(reader.line_starts) if reader else 0,
         chain_broken_at=reader.chain_broken_at if reader else None,
         seq_broken_at=reader.seq_broken_at if reader else None,

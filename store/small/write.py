@@ -11,9 +11,10 @@ intent.small.yml and constraints.small.yml, nothing else.
   round trip that keeps comments and the other scalars' quotes).
 * `round_trip_update` changes values programmatically the same way: ruamel.yaml's
   round-trip loader and dumper, quotes preserved, `small_version` double-quoted.
-* Saving is optimistic and atomic: under an advisory lock on the folder, the bytes on
-  disk must still hash to the sha256 the caller loaded (else `SmallConflict` with both
-  texts); the new bytes go to a fsynced temp file beside the target (a name
+* Saving is optimistic and atomic, inside the folder the caller opened through
+  `store.confined` (no symlink followed): under an advisory lock on it, the bytes on
+  disk must still hash to the sha256 the caller loaded (else `store.durable.Changed`);
+  the new bytes go to a fsynced temp file beside the target (a name
   `store.layout.is_transient` ignores), are renamed over it, and the folder is fsynced.
   SMALL keeps no history folder (S4 allows only the six files): git is its history.
 """
@@ -53,15 +54,6 @@ class SmallInvalid(SmallWriteError):
     def __init__(self, message: str, line: int | None) -> None:
         super().__init__(message)
         self.line = line
-
-
-class SmallConflict(SmallWriteError):
-    """The file changed (or went away: `theirs_sha256` None) since it was loaded."""
-
-    def __init__(self, theirs: str, theirs_sha256: str | None) -> None:
-        super().__init__("changed on disk since it was loaded")
-        self.theirs = theirs
-        self.theirs_sha256 = theirs_sha256
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,17 +133,12 @@ def round_trip_update(text: str, mutate: Callable[[Any], None]) -> str:
     return out.getvalue()
 
 
-def replace(path: Path, text: str, loaded_sha256: str) -> Written:
-    """Save `text` over `path` if its bytes still hash to `loaded_sha256`."""
+def replace(root: Path, folder_fd: int, relpath: str, text: str, loaded_sha256: str) -> Written:
+    """Save `text` over `relpath` (its folder open as `folder_fd`) if its bytes still hash
+    to `loaded_sha256`; `store.durable.Changed` if not."""
     new = text.encode("utf-8")
-    with durable.folder_lock(path.parent):
-        try:
-            current = path.read_bytes()
-        except FileNotFoundError:
-            raise SmallConflict("", None) from None
-        if sha256_of(current) != loaded_sha256:
-            raise SmallConflict(current.decode("utf-8", errors="replace"), sha256_of(current))
-        if new == current:
-            return Written(False, text, loaded_sha256)
-        durable.replace(path, new)
+    current = durable.check_unchanged(root, folder_fd, relpath, loaded_sha256)
+    if new == current:
+        return Written(False, text, loaded_sha256)
+    durable.replace(folder_fd, relpath.rpartition("/")[2], new)
     return Written(True, text, sha256_of(new))

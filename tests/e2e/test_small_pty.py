@@ -1,4 +1,4 @@
-"""End to end: the real `hud` in a pseudo-terminal on a copy of the live SMALL fixture."""
+"""End to end: the real `hud` in a pseudo-terminal on a copy of the valid SMALL fixture."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pyte
 import pytest
 from ptyprocess import PtyProcess
 
-from tests.small_support import LIVE, copy_fixture
+from tests.small_support import VALID, copy_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -65,16 +65,16 @@ def hud_argv(root: Path) -> list[str]:
     return [sys.executable, "-m", "hud.cli", str(root)]
 
 
-def test_live_small_workspace_opens_and_quits(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+def test_small_workspace_opens_and_quits(tmp_path: Path) -> None:
+    root = copy_fixture(VALID, tmp_path)
     terminal = Terminal(hud_argv(root))
     try:
-        terminal.wait_for(lambda text: "SMALL: Hard" in text)
-        assert "blocked" in terminal.text() and "task-29" in terminal.text()
+        terminal.wait_for(lambda text: "SMALL: Make" in text)
+        assert "blocked" in terminal.text() and "task-5" in terminal.text()
         terminal.press(b"\r")
-        terminal.wait_for(lambda text: "resume task-29" in text and "1 Intent" in text)
+        terminal.wait_for(lambda text: "resume task-5" in text and "1 Intent" in text)
         terminal.press(b"2")
-        terminal.wait_for(lambda text: "task-1 " in text and "Initial task" in text)
+        terminal.wait_for(lambda text: "task-1 " in text and "Find where the nightly" in text)
         terminal.press(b"q")
         deadline = time.monotonic() + 10
         while terminal.process.isalive() and time.monotonic() < deadline:

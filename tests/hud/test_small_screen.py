@@ -14,7 +14,7 @@ from hud.screens.edit import TomlEditorScreen
 from hud.screens.overview import OverviewScreen
 from hud.screens.small import SmallScreen
 from tests.hud.conftest import until
-from tests.small_support import LIVE, SMALL_NOW, SPEC, copy_fixture
+from tests.small_support import NO_WORKSPACE, SMALL_NOW, VALID, copy_fixture
 from widgets.mission_table import MissionTable
 from widgets.small import PlanTable, Timeline
 
@@ -34,11 +34,11 @@ def make(root: Path, **options: object) -> HudApp:
 
 @pytest.fixture
 def live(tmp_path: Path) -> Path:
-    return copy_fixture(LIVE, tmp_path)
+    return copy_fixture(VALID, tmp_path)
 
 
 async def open_small(app: HudApp, pilot: object) -> SmallScreen:
-    await until(pilot, lambda: rows(app) == ["small:small-protocol-live"])  # type: ignore[arg-type]
+    await until(pilot, lambda: rows(app) == ["small:valid"])  # type: ignore[arg-type]
     await pilot.press("enter")  # type: ignore[attr-defined]
     await until(pilot, lambda: isinstance(app.screen, SmallScreen))  # type: ignore[arg-type]
     assert isinstance(app.screen, SmallScreen)
@@ -48,28 +48,28 @@ async def open_small(app: HudApp, pilot: object) -> SmallScreen:
 async def test_overview_row_and_tabs(live: Path) -> None:
     app = make(live)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: rows(app) == ["small:small-protocol-live"])
-        summary = app.summaries["small:small-protocol-live"]
-        assert summary.status.value == "blocked" and summary.current_step == "task-29"
+        await until(pilot, lambda: rows(app) == ["small:valid"])
+        summary = app.summaries["small:valid"]
+        assert summary.status.value == "blocked" and summary.current_step == "task-5"
         screen = await open_small(app, pilot)
-        assert "resume task-29" in shown(app, "#small-resume")
-        assert "Harden SMALL" in shown(app, "#intent-text")
-        assert "no-prod-writes" in shown(app, "#intent-text")
+        assert "resume task-5" in shown(app, "#small-resume")
+        assert "Make the nightly report job resumable" in shown(app, "#intent-text")
+        assert "read-replica-only" in shown(app, "#intent-text")
         assert "small accept intent" in shown(app, "#intent-text")
         await pilot.press("2")
         plan = screen.query_one(PlanTable)
-        await until(pilot, lambda: plan.row_count == 46)
+        await until(pilot, lambda: plan.row_count == 7)
         assert plan.selected is not None and plan.selected.id == "task-1"
         await pilot.press("down")
         assert "task-2" in shown(app, "#plan-detail")
         await pilot.press("3")
         timeline = screen.query_one(Timeline)
-        await until(pilot, lambda: timeline.row_count == 1206)
-        assert timeline.cursor_row == 1205  # the latest entry
-        assert "rebasing local commit 29cee78" in shown(app, "#entry-detail")
+        await until(pilot, lambda: timeline.row_count == 16)
+        assert timeline.cursor_row == 15  # the latest entry
+        assert "first draft of docs/nightly.md" in shown(app, "#entry-detail")
         await pilot.press("4")
-        await until(pilot, lambda: "Unblock task-29" in shown(app, "#handoff-text"))
-        assert "Release v1.0.4" in shown(app, "#handoff-text")
+        await until(pilot, lambda: "Get the replica login" in shown(app, "#handoff-text"))
+        assert "Get a login on the staging read replica" in shown(app, "#handoff-text")
         await pilot.press("5")
         await until(pilot, lambda: "verify valid" in shown(app, "#checks-text"))
         await pilot.press("escape")
@@ -82,28 +82,28 @@ async def test_appended_progress_shows_live(live: Path) -> None:
         screen = await open_small(app, pilot)
         await pilot.press("3")
         timeline = screen.query_one(Timeline)
-        await until(pilot, lambda: timeline.row_count == 1206)
+        await until(pilot, lambda: timeline.row_count == 16)
         generation = app.workspace.small.generation
         with (live / ".small" / "progress.small.yml").open("a") as handle:
             handle.write(
                 "    - command: echo live\n"
                 "      evidence: appended while the HUD is open\n"
                 "      status: in_progress\n"
-                "      task_id: task-46\n"
+                "      task_id: task-7\n"
                 '      timestamp: "2026-04-02T08:00:00.000000001Z"\n'
             )
-        await until(pilot, lambda: timeline.row_count == 1207)
-        assert timeline.cursor_row == 1206  # following the end
+        await until(pilot, lambda: timeline.row_count == 17)
+        assert timeline.cursor_row == 16  # following the end
         assert "echo live" in shown(app, "#entry-detail")
         assert app.workspace.small.generation == generation  # appended, not re-parsed
 
 
-async def test_spec_example_needs_you_and_shows_why(tmp_path: Path) -> None:
-    root = copy_fixture(SPEC, tmp_path)
+async def test_a_failed_check_needs_you_and_shows_why(tmp_path: Path) -> None:
+    root = copy_fixture(NO_WORKSPACE, tmp_path)
     app = make(root)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: rows(app) == ["small:spec-v1.0.0"])
-        assert app.summaries["small:spec-v1.0.0"].status.value == "needs_you"
+        await until(pilot, lambda: rows(app) == ["small:no-workspace-file"])
+        assert app.summaries["small:no-workspace-file"].status.value == "needs_you"
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SmallScreen))
         assert "✗ verify" in shown(app, "#small-resume")
@@ -124,7 +124,7 @@ async def test_edit_intent_in_the_app_editor(live: Path, monkeypatch: pytest.Mon
         area = app.screen.query_one(TextArea)
         area.text = "# edited in the HUD\n" + area.text.replace(
             'small_version: "1.0.0"', "small_version: 1.0.0"
-        ).replace("best-in-class UX.", "best-in-class UX, seen from the HUD.")
+        ).replace("no duplicate rows.", "no duplicate rows, seen from the HUD.")
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, SmallScreen))
         await until(pilot, lambda: "seen from the HUD" in shown(app, "#intent-text"))

@@ -17,11 +17,11 @@ from textual.pilot import Pilot
 from hud.app import HudApp
 from tests.hud.conftest import until
 from tests.small_support import (
-    LIVE,
     LOOPEXEC_FIXTURES,
     LOOPEXEC_NOW,
+    NO_WORKSPACE,
     SMALL_NOW,
-    SPEC,
+    VALID,
     small_fixture,
 )
 
@@ -70,13 +70,13 @@ def opening(
     ],
 )
 def test_small_live(snap_compare: Callable[..., bool], name: str, keys: tuple[str, ...]) -> None:
-    root = fixed_copy(small_fixture(LIVE), LIVE)
+    root = fixed_copy(small_fixture(VALID), VALID)
     app = app_on(root, SMALL_NOW)
     assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, *keys))
 
 
 def test_small_spec_checks(snap_compare: Callable[..., bool]) -> None:
-    root = fixed_copy(small_fixture(SPEC), SPEC)
+    root = fixed_copy(small_fixture(NO_WORKSPACE), NO_WORKSPACE)
     app = app_on(root, SMALL_NOW)
     assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, "5"))
 

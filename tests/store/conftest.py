@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -15,3 +17,19 @@ def stat_saying(size: int, stat: Callable[..., os.stat_result]) -> Callable[...,
         return os.stat_result((*info[:6], size, *info[7:]))
 
     return smaller
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Fail with TimeoutError instead of hanging (a FIFO opened for reading blocks)."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

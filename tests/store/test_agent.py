@@ -316,7 +316,7 @@ def test_handoff_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Monk
     assert load_document(tmp_path, doc_path(M, Kind.HANDOFF), Handoff).record == second
     before = path.read_bytes()
 
-    def failing_replace(src: object, dst: object) -> None:
+    def failing_replace(*args: object, **kwargs: object) -> None:
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "replace", failing_replace)
@@ -327,9 +327,14 @@ def test_handoff_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_temp_names_are_transient(tmp_path: Path) -> None:
-    final = tmp_path / "missions" / M / "plan" / "v1.json"
-    temp = durable.write_temp(final, b"x")
-    assert temp.parent == final.parent
+    folder = tmp_path / "missions" / M / "plan"
+    folder.mkdir(parents=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        temp = folder / durable.write_temp(fd, "v1.json", b"x", 0o644)
+    finally:
+        os.close(fd)
+    assert temp.read_bytes() == b"x"
     assert is_transient(relpath_of(str(tmp_path), str(temp)))
 
 

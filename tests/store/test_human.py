@@ -168,7 +168,7 @@ def test_failed_rename_removes_temp_and_keeps_file(
 ) -> None:
     before = (root / INTENT).read_bytes()
 
-    def broken(src: Any, dst: Any) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "replace", broken)
@@ -179,7 +179,7 @@ def test_failed_rename_removes_temp_and_keeps_file(
 
 
 def test_failed_link_removes_temp(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(src: Any, dst: Any) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("no links here")
 
     monkeypatch.setattr(os, "link", broken)

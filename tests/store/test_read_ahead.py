@@ -13,7 +13,7 @@ import store.confined
 import store.workspace
 from store.problems import Problem
 from store.workspace import Workspace
-from tests.factory import mission, resume, three_missions
+from tests.factory import mission, three_missions
 
 
 def catch_up(workspace: Workspace, paths: Iterable[str], disk_closed: pytest.MonkeyPatch) -> int:

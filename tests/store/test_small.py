@@ -1,9 +1,8 @@
-"""SMALL v1.0.0: the reference CLI's verdicts on every fixture, bad input, incremental
-progress, and the writer for the human-owned files."""
+"""SMALL v1.0.0: the reference CLI's verdicts on every fixture of tests/fixtures/small,
+bad input, incremental progress, and the writer for the human-owned files."""
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -12,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hud.cli import main as hud_main
 from store.check import check
 from store.human import Conflict, HumanWriter, Invalid, OwnershipError
 from store.records import Settings, validate
@@ -24,10 +22,13 @@ from store.small.write import round_trip_update
 from store.small.yaml import parse_yaml
 from store.workspace import Workspace
 from tests.small_support import (
-    LIVE,
+    DRIFTED,
+    EMPTY_CURRENT_TASK,
+    NO_WORKSPACE,
     SMALL_NOW,
-    SPEC,
-    STALE,
+    UNREADABLE,
+    VALID,
+    check_verdicts,
     copy_fixture,
     small_fixture,
     spy_parse_yaml,
@@ -50,11 +51,11 @@ def errors(small: SmallWorkspace) -> list[str]:
     return [p.code for p in small.problems() if p.severity == "error"]
 
 
-# ---- the fixtures' verdicts (fixtures README) ----------------------------------------------
+# ---- the fixtures' verdicts (tests/fixtures/small/README.md) -------------------------------
 
 
-def test_spec_example_is_schema_and_lint_valid_but_verify_fails() -> None:
-    small = load(small_fixture(SPEC))
+def test_no_workspace_file_is_valid_but_for_verify() -> None:
+    small = load(small_fixture(NO_WORKSPACE))
     assert small.verdicts() == {
         "schema": "valid",
         "lint": "valid",
@@ -62,27 +63,41 @@ def test_spec_example_is_schema_and_lint_valid_but_verify_fails() -> None:
         "verify": "invalid",
     }
     assert codes(small) == ["small-workspace-missing"]
-    assert small.id == "small:spec-v1.0.0"
+    assert small.id == "small:no-workspace-file"
     assert [t.id for t in small.tasks] == ["task-1", "task-2"]
 
 
-def test_live_workspace_is_valid_including_strict() -> None:
-    small = load(small_fixture(LIVE))
+def test_valid_workspace_is_valid_including_strict() -> None:
+    small = load(small_fixture(VALID))
     assert small.problems() == []
     assert set(small.verdicts().values()) == {"valid"}
-    assert len(small.entries) == 1206
-    assert len(small.tasks) == 46
-    assert small.current_task_id == "task-29"
-    assert small.entries[0].timestamp == "2026-01-14T17:47:07.507016000Z"
+    assert len(small.entries) == 16
+    assert len(small.tasks) == 7
+    assert small.current_task_id == "task-5"
+    assert small.entries[0].timestamp == "2026-03-30T09:00:00.412000000Z"
+    spike = small.entries[1]  # an earlier run's task: outside S2's replayId scope
+    assert spike.task_id == "spike-1" and spike.task_id not in {t.id for t in small.tasks}
     summary = small.summary(SMALL_NOW, SETTINGS)
     assert summary is not None
     assert summary.status is MissionStatus.BLOCKED
-    assert summary.current_step == "task-29" and summary.step_state == "blocked"
+    assert summary.current_step == "task-5" and summary.step_state == "blocked"
     assert summary.problems == 0
 
 
-def test_stale_handoff_is_invalid_for_its_empty_current_task_id() -> None:
-    small = load(small_fixture(STALE))
+def test_drifted_workspace_fails_each_strict_rule_once() -> None:
+    small = load(small_fixture(DRIFTED))
+    strict = {p.code: p.message for p in small.problems()}
+    assert list(strict) == ["small-S1", "small-S2", "small-S3", "small-S4"]
+    assert "task-2 (Add the new names" in strict["small-S1"]
+    assert "unknown progress task ids: task-3" in strict["small-S2"]
+    assert "'task-3'" in strict["small-S3"]
+    assert ".small/drafts/" in strict["small-S4"]
+    assert small.verdicts()["strict"] == "invalid"
+    assert small.verdicts()["verify"] == "valid"
+
+
+def test_empty_current_task_id_is_invalid() -> None:
+    small = load(small_fixture(EMPTY_CURRENT_TASK))
     problems = small.problems()
     assert {p.code for p in problems} == {"small-schema", "small-current-task"}
     assert all(p.path == ".small/handoff.small.yml" and p.line == 5 for p in problems)
@@ -90,35 +105,42 @@ def test_stale_handoff_is_invalid_for_its_empty_current_task_id() -> None:
     assert small.verdicts()["strict"] == "valid"
 
 
+def test_a_file_that_cannot_be_read_fails_every_check() -> None:
+    small = load(small_fixture(UNREADABLE))
+    [problem] = small.problems()
+    assert (problem.code, problem.path, problem.line) == (
+        "small-duplicate-key",
+        ".small/intent.small.yml",
+        10,
+    )
+    assert set(small.verdicts().values()) == {"invalid"}
+
+
 @pytest.mark.parametrize(
     ("name", "exit_code", "verdict"),
     [
-        (SPEC, 1, "schema valid, lint valid, strict valid, verify invalid"),
-        (LIVE, 0, "schema valid, lint valid, strict valid, verify valid"),
-        (STALE, 1, "schema invalid, lint invalid, strict valid, verify invalid"),
+        (VALID, 0, "schema valid, lint valid, strict valid, verify valid"),
+        (NO_WORKSPACE, 1, "schema valid, lint valid, strict valid, verify invalid"),
+        (DRIFTED, 1, "schema valid, lint valid, strict invalid, verify valid"),
+        (EMPTY_CURRENT_TASK, 1, "schema invalid, lint invalid, strict valid, verify invalid"),
+        (UNREADABLE, 1, "schema invalid, lint invalid, strict invalid, verify invalid"),
     ],
 )
 def test_hud_check_verdicts(
     name: str, exit_code: int, verdict: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert hud_main(["check", str(small_fixture(name))]) == exit_code
-    out = capsys.readouterr().out
-    assert f"SMALL v1.0.0: {verdict}" in out
-    assert hud_main(["check", "--json", str(small_fixture(name))]) == exit_code
-    report = json.loads(capsys.readouterr().out)
-    mission = report["missions"][f"small:{name}"]
-    assert ", ".join(f"{k} {v}" for k, v in mission["verdicts"].items()) == verdict
+    assert check_verdicts(small_fixture(name), capsys) == (exit_code, verdict)
 
 
 def test_a_state_directory_that_is_the_small_folder_itself() -> None:
-    root = small_fixture(SPEC) / ".small"
+    root = small_fixture(NO_WORKSPACE) / ".small"
     workspace = Workspace(root)
     workspace.scan()
-    assert workspace.small.id == "small:spec-v1.0.0"
+    assert workspace.small.id == "small:no-workspace-file"
     assert workspace.unknown == {}
     assert [p.path for p in workspace.problems()] == ["workspace.small.yml"]
     report = check(root)
-    assert list(report.missions) == ["small:spec-v1.0.0"]
+    assert list(report.missions) == ["small:no-workspace-file"]
 
 
 # ---- bad input: problems with hints, never a crash -----------------------------------------
@@ -126,7 +148,8 @@ def test_a_state_directory_that_is_the_small_folder_itself() -> None:
 
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
-    root = copy_fixture(SPEC, tmp_path)
+    """A valid workspace written as the spec's example is: no-workspace-file plus the file."""
+    root = copy_fixture(NO_WORKSPACE, tmp_path)
     (root / ".small" / "workspace.small.yml").write_text(
         'small_version: "1.0.0"\nkind: repo-root\n'
     )
@@ -183,11 +206,11 @@ def test_unquoted_timestamps_stay_strings_and_are_reported(spec: Path) -> None:
     edit(
         spec,
         "progress.small.yml",
-        'timestamp: "2025-01-04T10:00:00.000000000Z"',
-        "timestamp: 2025-01-04T10:00:00.000000001Z",
+        'timestamp: "2026-03-02T09:15:00.000000000Z"',
+        "timestamp: 2026-03-02T09:15:00.000000001Z",
     )
     small = load(spec)
-    assert small.entries[0].timestamp == "2025-01-04T10:00:00.000000001Z"  # nanoseconds kept
+    assert small.entries[0].timestamp == "2026-03-02T09:15:00.000000001Z"  # nanoseconds kept
     [problem] = small.problems()
     assert problem.code == "small-timestamp-unquoted" and problem.severity == "warn"
     assert problem.line == 5 and "datetime" in problem.message and "quote" in problem.hint
@@ -197,7 +220,7 @@ def test_unquoted_timestamps_stay_strings_and_are_reported(spec: Path) -> None:
 def test_unknown_keys_are_reported_by_schema_and_lint(spec: Path) -> None:
     path = spec / ".small" / "intent.small.yml"
     path.write_text(path.read_text() + "notes: extra\n")
-    edit(spec, "progress.small.yml", '    commit: "abc1234"', '    commit: "abc1234"\n    by: me')
+    edit(spec, "progress.small.yml", '    commit: "5e0c7d2"', '    commit: "5e0c7d2"\n    by: me')
     small = load(spec)
     found = {(p.code, p.path, p.line) for p in small.problems()}
     assert ("small-unknown-key", ".small/intent.small.yml", 15) in found
@@ -208,9 +231,9 @@ def test_unknown_keys_are_reported_by_schema_and_lint(spec: Path) -> None:
 
 def test_constraint_and_task_lint(spec: Path) -> None:
     """The reference's array rules: each problem at its line, an object's together."""
-    edit(spec, "constraints.small.yml", 'rule: "No secrets in .small artifacts"', 'rule: " "')
+    edit(spec, "constraints.small.yml", 'rule: "No customer data in .small artifacts"', 'rule: " "')
     edit(spec, "constraints.small.yml", 'severity: "error"', 'severity: "fatal"')
-    edit(spec, "plan.small.yml", 'title: "Set up project structure"', 'title: ""')
+    edit(spec, "plan.small.yml", 'title: "Map the export job\'s checkpoints"', 'title: ""')
     lint = [
         (p.path.split("/")[-1], p.line, p.message, p.hint)
         for p in load(spec).problems()
@@ -300,17 +323,17 @@ def test_strict_s1_to_s4(spec: Path) -> None:
     path = spec / ".small" / "progress.small.yml"
     path.write_text(
         path.read_text()
-        + '  - task_id: "task-22"\n    timestamp: "2025-01-05T10:00:00.1Z"\n'
+        + '  - task_id: "task-22"\n    timestamp: "2026-03-03T10:00:00.1Z"\n'
         + '    evidence: "x"\n'
-        + "    replayId: 46311ca6450b7e168171e919f8a39de8f980ca0c98870f0e35f2bcc608fe32a0\n"
-        + '  - task_id: "meta/init"\n    timestamp: "2025-01-05T10:00:01.1Z"\n    evidence: "y"\n'
+        + "    replayId: 47b4395364321165533753915cb95d5aa91ee0a13e0d65291fc3dd137fddab1a\n"
+        + '  - task_id: "meta/init"\n    timestamp: "2026-03-03T10:00:01.1Z"\n    evidence: "y"\n'
     )
     (spec / ".small" / "notes.md").write_text("scratch")
     (spec / ".small" / "archive").mkdir()
     small = load(spec)
     strict = {p.code: p for p in small.problems() if p.code.startswith("small-S")}
     assert set(strict) == {"small-S1", "small-S2", "small-S3", "small-S4"}
-    assert "task-2 (Implement core functionality) [no progress entry]" in strict["small-S1"].message
+    assert "task-2 (Write the resumable exporter) [no progress entry]" in strict["small-S1"].message
     assert "task-22 (closest: task-2)" in strict["small-S2"].message
     assert "'task-9'" in strict["small-S3"].message
     assert ".small/archive/" in strict["small-S4"].message
@@ -343,7 +366,7 @@ def test_any_bytes_are_problems_never_a_crash(data: bytes) -> None:
 
 
 def test_appended_entries_are_parsed_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     small = load(root)
     generation = small.generation
     parsed: list[int] = []
@@ -360,29 +383,29 @@ def test_appended_entries_are_parsed_alone(tmp_path: Path, monkeypatch: pytest.M
             "    - command: echo appended\n"
             "      evidence: appended while open\n"
             "      status: completed\n"
-            "      task_id: task-46\n"
+            "      task_id: task-7\n"
             '      timestamp: "2026-04-02T08:00:00.000000001Z"\n'
         )
     assert small.apply(".small/progress.small.yml") == {small.id}
-    assert len(parsed) == 1 and parsed[0] < 300  # the appended text, not 1.1 MB
+    assert len(parsed) == 1 and parsed[0] < 300 < path.stat().st_size  # the appended text
     assert small.generation == generation
-    assert len(small.entries) == 1207
+    assert len(small.entries) == 17
     assert small.entries[-1].command == "echo appended"
-    assert small.entries[-1].line == 19082
+    assert small.entries[-1].line == 106
     assert small.problems() == []
 
     with path.open("a") as handle:  # out of order: reported at its line
         handle.write(
-            "    - evidence: late\n      task_id: task-46\n"
+            "    - evidence: late\n      task_id: task-7\n"
             '      timestamp: "2026-04-02T07:00:00.000000001Z"\n'
         )
     small.apply(".small/progress.small.yml")
     [late] = small.problems()
-    assert late.code == "small-timestamp" and late.line == 19089  # its timestamp line
+    assert late.code == "small-timestamp" and late.line == 113  # its timestamp line
 
 
 def test_a_rewrite_of_progress_reparses_it(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     small = load(root)
     generation = small.generation
     path = root / ".small" / "progress.small.yml"
@@ -393,15 +416,17 @@ def test_a_rewrite_of_progress_reparses_it(tmp_path: Path) -> None:
 
 
 def test_a_change_reparses_only_that_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     workspace = Workspace(root, clock=lambda: SMALL_NOW)
     workspace.scan()
     seen = spy_parse_yaml(monkeypatch)
     handoff = root / ".small" / "handoff.small.yml"
-    handoff.write_text(handoff.read_text().replace("task-29", "task-31"))
-    assert workspace.apply([".small/handoff.small.yml"]) == {"small:small-protocol-live"}
+    handoff.write_text(
+        handoff.read_text().replace("current_task_id: task-5", "current_task_id: task-6")
+    )
+    assert workspace.apply([".small/handoff.small.yml"]) == {"small:valid"}
     assert seen == [".small/handoff.small.yml"]
-    assert workspace.external_summaries()["small:small-protocol-live"].current_step == "task-31"
+    assert workspace.external_summaries()["small:valid"].current_step == "task-6"
 
 
 # ---- writing what humans own ---------------------------------------------------------------
@@ -409,13 +434,13 @@ def test_a_change_reparses_only_that_file(tmp_path: Path, monkeypatch: pytest.Mo
 COMMENTED = """# What we are doing, and why (kept by every save)
 small_version: "1.0.0"  # quoted, always
 owner: 'human'
-intent: "Implement SMALL protocol for agent-legible project continuity"
+intent: "Add resumable exports to the ledger service"
 scope:
   include:
-    - "src/"  # the code
+    - "ledger/export/"  # the code
   exclude: []
 success_criteria:
-  - "Agent can resume work from handoff"
+  - "An interrupted export resumes where it stopped"
 """
 
 
@@ -488,11 +513,11 @@ def test_replace_small_refuses_invalid_text_with_its_line(spec: Path, writer: Hu
 def test_replace_small_conflict_names_both_sides(spec: Path, writer: HumanWriter) -> None:
     path = spec / ".small" / "constraints.small.yml"
     loaded = sha(path)
-    path.write_text(path.read_text().replace("No secrets", "Never secrets"))
-    mine = path.read_text().replace("Never secrets", "No secrets at all")
+    path.write_text(path.read_text().replace("No customer data", "Never customer data"))
+    mine = path.read_text().replace("Never customer data", "No customer data at all")
     with pytest.raises(Conflict) as caught:
         writer.replace_small(".small/constraints.small.yml", mine, loaded)
-    assert "Never secrets" in caught.value.theirs and caught.value.yours == mine
+    assert "Never customer data" in caught.value.theirs and caught.value.yours == mine
     assert caught.value.theirs_sha256 == sha(path)
 
 
@@ -520,4 +545,4 @@ def test_a_project_folder_with_small_has_no_unknown_files(spec: Path) -> None:
     workspace.scan()
     assert workspace.unknown == {}
     assert workspace.problems() == []
-    assert list(workspace.external_summaries()) == ["small:spec-v1.0.0"]
+    assert list(workspace.external_summaries()) == ["small:no-workspace-file"]

@@ -14,13 +14,13 @@ from store.row import MissionSummary
 from store.small import prefetch
 from store.small import workspace as small_workspace
 from store.workspace import Workspace
-from tests.small_support import LIVE, copy_fixture, spy_parse_yaml
+from tests.small_support import VALID, copy_fixture, spy_parse_yaml
 
 APPENDED = (
     "    - command: echo appended after the child read it\n"
     "      evidence: appended during start-up\n"
     "      status: completed\n"
-    "      task_id: task-46\n"
+    "      task_id: task-7\n"
     '      timestamp: "2026-04-02T08:00:00.000000001Z"\n'
 )
 
@@ -32,14 +32,14 @@ def _in_process(root: Path) -> small_workspace.SmallWorkspace:
 
 
 def test_the_child_reads_what_the_scan_would(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     started = prefetch.start(root)
     assert started is not None
     small = started.result()
     assert small is not None
     expected = _in_process(root)
     assert [e.line for e in small.entries] == [e.line for e in expected.entries]
-    assert len(small.entries) == 1206
+    assert len(small.entries) == 16
     assert small.problems() == expected.problems()
     assert small.tasks == expected.tasks
     assert started.result() is None  # taken once
@@ -47,22 +47,22 @@ def test_the_child_reads_what_the_scan_would(tmp_path: Path) -> None:
 
 
 def test_the_row_comes_first(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     started = prefetch.start(root)
     assert started is not None
     row = started.row()
     assert isinstance(row, MissionSummary)
-    assert row.id == "small:small-protocol-live" and row.current_step == "task-29"
+    assert row.id == "small:valid" and row.current_step == "task-5"
     assert row.problems == 0
     assert started.row() is None  # taken once
     small = started.result()
-    assert small is not None and len(small.entries) == 1206
+    assert small is not None and len(small.entries) == 16
 
 
 def test_the_scan_rereads_what_changed_after_the_child_read_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     started = prefetch.start(root)
     assert started is not None
     small = started.result()
@@ -72,7 +72,7 @@ def test_the_scan_rereads_what_changed_after_the_child_read_it(
     workspace = Workspace(root)
     workspace.use_small(small)
     assert workspace.small is small
-    assert len(small.entries) == 1207  # the appended entry, parsed alone
+    assert len(small.entries) == 17  # the appended entry, parsed alone
     assert parsed == [".small/progress.small.yml"]  # the five unchanged files are kept
     assert small.entries[-1].command == "echo appended after the child read it"
 
@@ -82,7 +82,7 @@ def test_no_small_folder_no_child(tmp_path: Path) -> None:
 
 
 def test_a_child_that_died_leaves_the_scan_to_parse(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     started = prefetch.start(root)
     assert started is not None
     started.close()  # killed (or already done) and reaped: nothing to take
@@ -93,7 +93,7 @@ def test_a_child_that_died_leaves_the_scan_to_parse(tmp_path: Path) -> None:
 
 
 def test_a_workspace_for_another_root_is_not_used(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     other = tmp_path / "other"
     other.mkdir()
     workspace = Workspace(other)
@@ -103,7 +103,7 @@ def test_a_workspace_for_another_root_is_not_used(tmp_path: Path) -> None:
 
 
 def test_close_leaves_no_process(tmp_path: Path) -> None:
-    root = copy_fixture(LIVE, tmp_path)
+    root = copy_fixture(VALID, tmp_path)
     started = prefetch.start(root)
     assert started is not None
     pid = started._pid

@@ -2,7 +2,7 @@
 
 The view hands over evidence log lines as they arrive and the result of checking each
 cited artifact's sha256 (keyed by the artifact path the evidence cites): `ok`,
-`mismatch`, `missing`, `outside` (a symlink leaving the state directory) or absent
+`mismatch`, `missing`, `unreadable` (a symlink, not a regular file) or absent
 (not checked yet).
 """
 
@@ -47,7 +47,7 @@ CHECK_WORDS = {
     "ok": ("✓ sha256 ok", "success", ""),
     "mismatch": ("✗ mismatch", "error", "bold"),
     "missing": ("✗ missing", "error", "bold"),
-    "outside": ("✗ outside", "error", "bold"),
+    "unreadable": ("✗ unreadable", "error", "bold"),
 }
 
 

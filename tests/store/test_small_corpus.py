@@ -1,0 +1,36 @@
+"""The outside SMALL corpus (real workspaces, beside the repo on the maintainers' machines
+and in CI only), in addition to tests/fixtures/small: every workspace found loads, never
+crashes, and has the verdicts docs/small.md documents for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from store.small.workspace import SmallWorkspace
+from tests.small_support import SMALL_CORPUS, check_verdicts, corpus_workspaces
+
+DOCUMENTED = {
+    "spec-v1.0.0": "schema valid, lint valid, strict valid, verify invalid",
+    "small-protocol-live": "schema valid, lint valid, strict valid, verify valid",
+    "stale-handoff": "schema invalid, lint invalid, strict valid, verify invalid",
+}
+"""docs/small.md's table; a workspace not in it is only checked to load."""
+
+ABSENT = pytest.param(
+    None,
+    marks=pytest.mark.skip(reason=f"no SMALL corpus at {SMALL_CORPUS} on this machine"),
+    id="no-corpus",
+)
+
+
+@pytest.mark.parametrize("name", corpus_workspaces() or [ABSENT])
+def test_corpus_workspace_has_its_documented_verdicts(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = SMALL_CORPUS / name
+    small = SmallWorkspace(root)
+    small.apply(".small")
+    verdict = ", ".join(f"{check} {v}" for check, v in small.verdicts().items())
+    assert verdict == DOCUMENTED.get(name, verdict)
+    exit_code = 0 if set(small.verdicts().values()) == {"valid"} else 1
+    assert check_verdicts(root, capsys) == (exit_code, verdict)
