@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench fuzz lint clean
 
 $(BIN)/python:
 	@echo "Installing Operator HUD into $(VENV) (first run, about a minute)..."
@@ -28,6 +28,9 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/store/test_fault_injection.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

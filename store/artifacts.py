@@ -9,10 +9,11 @@ A check reads at most the cited size + 1 bytes: an agent cannot make it read mor
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.confined import hash_file, lstat
+from store.confined import hash_file, link_problem, lstat, not_regular
 from store.problems import Problem
 from store.records import Artifact
 
@@ -41,6 +42,17 @@ def signature(root: Path, relpath: str, cited: Artifact) -> Signature | None:
     if info is None:
         return None
     return (cited.sha256, cited.bytes, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def file_problem(root: Path, relpath: str) -> Problem | None:
+    """What is wrong with an artifact's file itself (cited or not): a symlink, or not a
+    regular file; only metadata is read."""
+    info = lstat(root, relpath)
+    if info is None:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return link_problem(root, relpath)
+    return None if stat.S_ISREG(info.st_mode) else not_regular(relpath, info.st_mode)
 
 
 def hash_artifact(

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from store.artifacts import ArtifactCheck, hash_artifact, signature
+from store.artifacts import ArtifactCheck, file_problem, hash_artifact, signature
 from store.confined import lstat
 from store.invariants import mission_invariants
 from store.layout import Kind, Located
@@ -186,6 +186,7 @@ class MissionState:
             self.set_path_problem(rel, check_history(self.root, rel) if present else None)
         elif kind is Kind.ARTIFACT:
             _toggle(self.artifacts, rel, present)
+            self.set_path_problem(rel, file_problem(self.root, rel) if present else None)
 
     def _poll(
         self, rel: str, kind: Kind, present: bool, reader: LogReader | None
@@ -304,7 +305,11 @@ class MissionState:
         found.extend(self.path_problems.values())
         for rel in sorted(self.artifact_refs.keys() & self.artifacts):
             checked = self.artifact_checks.get(rel)
-            if checked is not None and checked.problem is not None:
+            if (
+                checked is not None
+                and checked.problem is not None
+                and rel not in self.path_problems
+            ):
                 found.append(checked.problem)
         found.extend(mission_invariants(self))
         return found

@@ -9,6 +9,7 @@ recent events) and a `LogReader` whose line index lets a viewer read any window.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from store.layout import (
     classify,
     is_transient,
     safe_mission_id,
+    safe_request_id,
 )
 from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document
 from store.loopexec import FOLDER as LOOPEXEC_FOLDER
@@ -286,9 +288,7 @@ class Workspace:
         if located is None:
             return self._unknown(rel)
         self.unknown.pop(rel, None)
-        assert located.mission is not None
-        if not safe_mission_id(located.mission):  # the layout's pattern lets ".." through
-            return self._unknown(rel)
+        assert located.mission is not None  # the layout's patterns admit safe ids only
         self._mission(located.mission).apply(located)
         return located.mission
 
@@ -337,6 +337,15 @@ class Workspace:
                 f"mission folder name {parts[1]!r} is not a safe id",
                 "rename it to lower-case letters, digits, '.', '_' or '-' "
                 "(at most 64, starting with a letter or digit)",
+            )
+        request = _REQUEST_FILE.match(rel)
+        if request and not safe_request_id(request.group(1)):
+            return Problem(
+                rel,
+                None,
+                "unsafe-request-id",
+                f"request id {request.group(1)!r} is not a safe id; it cannot be decided",
+                "the agent must name requests with letters, digits, '.', '_' or '-' (no '..')",
             )
         if not stat.S_ISDIR(info.st_mode) and KNOWN_DIRS.match(rel):
             return not_regular(rel, info.st_mode, "a folder")  # where the layout has one
@@ -440,19 +449,13 @@ class Workspace:
         return found
 
 
+_REQUEST_FILE = re.compile(r"^missions/[^/]+/approvals/([^/]+)\.(?:json|toml)$")
 _LAYOUT_HINT = "move or remove it; see docs/format.md for the state directory layout"
 
 
 def _entered(folder: str) -> bool:
     """True for a folder the walk goes into: one of the layout's, SMALL's or loopexec's."""
-    known = KNOWN_DIRS.match(folder) and _safe_folder(folder)
-    return bool(known) or folder in (SMALL_DIR, LOOPEXEC_FOLDER)
-
-
-def _safe_folder(rel: str) -> bool:
-    """False for a folder under missions/ whose mission id is unsafe (say `a..b`)."""
-    parts = rel.split("/", 2)
-    return len(parts) < 2 or parts[0] != "missions" or safe_mission_id(parts[1])
+    return bool(KNOWN_DIRS.match(folder)) or folder in (SMALL_DIR, LOOPEXEC_FOLDER)
 
 
 def group_by_mission(paths: Iterable[str]) -> tuple[dict[str, list[str]], list[str]]:

@@ -220,3 +220,17 @@ def test_what_cannot_be_read_is_an_error_never_skipped(tmp_path: Path, rel: str)
     assert done.returncode == 1, done.stdout + done.stderr
     assert rel in done.stdout
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["a..b.json", "a..b.toml", "..json", "-r.json"])
+def test_a_request_with_an_unsafe_id_is_an_error_not_a_request(tmp_path: Path, name: str) -> None:
+    built = mission(tmp_path, "m")
+    built.step("s1", "running")
+    (tmp_path / "missions/m/approvals").mkdir()
+    (tmp_path / "missions/m/approvals" / name).write_text("{}")
+    workspace = Workspace(tmp_path)
+    workspace.scan()
+    assert workspace.pending_requests() == []
+    (problem,) = reported(workspace.problems(), f"missions/m/approvals/{name}")
+    assert (problem.code, problem.severity) == ("unsafe-request-id", "error")
+    assert set(workspace.problems()) == set(check(tmp_path, jobs=1).all_problems())
