@@ -301,14 +301,15 @@ def serving(root: Path, files: dict[str, Captured | Problem]) -> Iterator[None]:
 
 
 def capture(
-    root: Path, relpath: str, start: Callable[[os.stat_result], int], budget: int
+    root: Path, relpath: str, start: Callable[[Readable], int], budget: int
 ) -> Captured | Problem:
-    """Read a file ahead: from `start(fstat)` on, at most `budget` bytes (`cut` if more)."""
+    """Read a file ahead: from `start(opened)` on, at most `budget` bytes (`cut` if more).
+    `start` may read the open file (to verify what is already known of it)."""
     opened = open_on_disk(root, relpath)
     if isinstance(opened, Problem):
         return opened
     with opened:
-        offset = start(opened.info)
+        offset = start(opened)
         wanted = max(opened.info.st_size - offset, 0)
         try:
             data = opened.pread(min(wanted, budget), offset) if wanted else b""

@@ -305,6 +305,17 @@ def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
     return Loaded(relpath, record, raw=parsed, text=text, sha256=digest, problems=problems)
 
 
+def verify_prefix(opened: Readable, length: int, digest: str) -> bool:
+    """True when the file's first `length` bytes still hash to `digest` (IO: off the
+    event loop)."""
+    hashed = sha256()
+    offset = 0
+    while offset < length and (chunk := opened.pread(min(READ_CHUNK, length - offset), offset)):
+        hashed.update(chunk)
+        offset += len(chunk)
+    return offset == length and hashed.hexdigest() == digest
+
+
 def check_history(root: Path, relpath: str) -> Problem | None:
     """What keeps a kept revision (`history/*.toml`) from being read as TOML, if anything."""
     data = read_bytes(root, relpath)
@@ -331,6 +342,9 @@ class LogBatch:
     records: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     reset: bool = False
+    notice: Problem | None = None
+    """Why the reader started again (`log-truncated`, `log-replaced`, `log-rewritten`): an
+    event seen while watching, not a problem of the bytes (a fresh read cannot see it)."""
 
 
 def log_adapter(kind: Kind) -> TypeAdapter[Any]:
@@ -378,6 +392,13 @@ class LogReader:
         self.chain_broken_at: int | None = None
         self.seq_broken_at: int | None = None
         self.problems: list[Problem] = []
+        self.digest = sha256()
+        """sha256 of every byte read, [0, offset): what `verify_prefix` compares."""
+        self.mtime_ns = 0
+        self.verified: tuple[int, int, int] | None = None
+        """(inode, size, mtime_ns) when the bytes read were last found unchanged on disk."""
+        self.rewrite_seen = False
+        """Bytes before `offset` changed (seen by `verify_prefix`): start again."""
 
     def _restart(self) -> None:
         self._reset_state()
@@ -429,9 +450,14 @@ class LogReader:
 
     def resume_offset(self, info: os.stat_result) -> int:
         """Where the next poll starts reading a log of this `fstat`: at the last complete
-        line (to see that it is still there), or 0 when the log is new, shrank or was
-        replaced."""
-        if self.inode is None or info.st_ino != self.inode or info.st_size < self.offset:
+        line (to see that it is still there), or 0 when the log is new, shrank, was
+        replaced or rewritten."""
+        if (
+            self.inode is None
+            or info.st_ino != self.inode
+            or info.st_size < self.offset
+            or self.rewrite_seen
+        ):
             return 0
         return self.line_starts[-1] if self.line_starts else self.offset
 
@@ -447,31 +473,42 @@ class LogReader:
         replaced = self.inode is not None and (
             info.st_ino != self.inode or (not truncated and self._rewritten(opened))
         )
-        if self.inode is not None and (replaced or truncated):
+        if self.inode is not None and (replaced or truncated or self.rewrite_seen):
+            code, message = (
+                ("log-rewritten", "bytes already read were changed in place")
+                if self.rewrite_seen
+                else ("log-replaced", "log was replaced")
+                if replaced
+                else ("log-truncated", "log shrank (truncated)")
+            )
             self._restart()
             batch.reset = True
-            self._report(
-                batch,
-                [
-                    Problem(
-                        self.relpath,
-                        None,
-                        "log-replaced" if replaced else "log-truncated",
-                        "log was replaced; re-read from the start"
-                        if replaced
-                        else "log shrank (truncated); re-read from the start",
-                        "logs are append-only: an agent must never rewrite or truncate one",
-                    )
-                ],
+            batch.notice = Problem(
+                self.relpath,
+                None,
+                code,
+                f"{message}; read again from the start",
+                "logs are append-only: an agent must never rewrite or truncate one",
+                "warn",
             )
-        self.inode = info.st_ino
+        self.inode, self.mtime_ns = info.st_ino, info.st_mtime_ns
         seen = info.st_size - self.offset  # what fstat saw; then read on to the end
         while chunk := opened.pread(
             min(READ_CHUNK, seen if seen > 0 else PROBE_CHUNK), self.offset
         ):
             seen -= len(chunk)
             self.offset += len(chunk)
+            self.digest.update(chunk)
             self._feed(chunk, batch)
+
+    def needs_verifying(self, info: os.stat_result) -> bool:
+        """True when a log of this `fstat` changed without growing (same size, another
+        mtime): bytes already read may have changed, so `verify_prefix` runs at once."""
+        return (
+            info.st_ino == self.inode
+            and info.st_size == self.offset
+            and info.st_mtime_ns != self.mtime_ns
+        )
 
     def _rewritten(self, opened: Readable) -> bool:
         """True when the last complete line read is no longer there, byte for byte: the

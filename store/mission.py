@@ -86,6 +86,9 @@ class MissionState:
         self.artifact_checks: dict[str, ArtifactCheck] = {}
         """The latest hash check of each cited artifact (see `store.artifacts`)."""
         self.path_problems: dict[str, Problem] = {}
+        self.notices: list[Problem] = []
+        """Events seen while watching (a log read again from the start): shown once,
+        never problems (a fresh read of the same bytes cannot see them)."""
         """Problems of paths in the mission folder that hold no record: unknown files,
         symlinks, folders that cannot be listed, history files that cannot be read."""
         self.artifacts: set[str] = set()
@@ -202,7 +205,9 @@ class MissionState:
                 reader = LogReader(self.root, rel, kind, self._on_event, self._reset_events)
             else:
                 reader = LogReader(self.root, rel, kind, self._on_evidence, self._reset_evidence)
-        reader.poll()
+        notice = reader.poll().notice
+        if notice is not None:
+            self.notices.append(notice)
         return reader
 
     def _store(

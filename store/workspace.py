@@ -19,6 +19,7 @@ from pathlib import Path
 from store.artifacts import ArtifactCheck
 from store.confined import (
     Captured,
+    Readable,
     capture,
     link_problem,
     list_folder,
@@ -41,7 +42,7 @@ from store.layout import (
     safe_mission_id,
     safe_request_id,
 )
-from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document
+from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document, verify_prefix
 from store.loopexec import FOLDER as LOOPEXEC_FOLDER
 from store.loopexec import LoopexecDir
 from store.mission import MissionState
@@ -70,7 +71,22 @@ def utc_now() -> datetime:
 _LOGS = (Kind.EVENTS, Kind.EVIDENCE)
 
 
-def _from_start(_info: os.stat_result) -> int:
+def _log_start(reader: LogReader, rel: str, ahead: ReadAhead) -> Callable[[Readable], int]:
+    """Where to read a log ahead from; a log that changed without growing is verified
+    first (its bytes already read must hash the same), and read from 0 if they do not."""
+
+    def start(opened: Readable) -> int:
+        if reader.needs_verifying(opened.info):
+            if verify_prefix(opened, reader.offset, reader.digest.copy().hexdigest()):
+                return reader.resume_offset(opened.info)
+            ahead.rewritten.add(rel)
+            return 0
+        return reader.resume_offset(opened.info)
+
+    return start
+
+
+def _from_start(_opened: Readable) -> int:
     return 0
 
 
@@ -84,6 +100,8 @@ class ReadAhead:
     """What each path that holds data read as (or why it could not be)."""
     checks: dict[str, dict[str, ArtifactCheck]] = field(default_factory=dict)
     """Artifacts hashed for this step, by mission."""
+    rewritten: set[str] = field(default_factory=set)
+    """Logs whose bytes already read changed in place (`verify_prefix`): read again."""
     more: set[str] = field(default_factory=set)
     """Paths for the next step: past the step's budget, or logs with more to read (known
     once `apply_read` is done)."""
@@ -99,6 +117,9 @@ class Workspace:
         self.settings = Settings.model_validate({"schema": 1})
         self.settings_problems: list[Problem] = []
         self.unknown: dict[str, Problem] = {}
+        self.notices: list[Problem] = []
+        """What watching saw that a fresh scan cannot (a log rewritten or replaced), for
+        the owner to show once and clear."""
         self.small = SmallWorkspace(self.root)
         """The SMALL workspace in `.small/` (or the root itself, when it is a .small)."""
         self.loopexec = LoopexecDir(self.root)
@@ -179,8 +200,11 @@ class Workspace:
                 touched.add(mission)
         for mission_id in touched:
             state = self.missions.get(mission_id)
-            if state is not None and not state.exists():
-                del self.missions[mission_id]
+            if state is not None:
+                self.notices += state.notices
+                state.notices.clear()
+                if not state.exists():
+                    del self.missions[mission_id]
         return touched
 
     def read_ahead(self, relpaths: Iterable[str]) -> ReadAhead:
@@ -202,7 +226,7 @@ class Workspace:
             located = classify(rel)
             if located is not None and located.kind in _LOGS:  # a log: one step of it
                 reader = self._reader_of(rel)
-                start = reader.resume_offset if reader is not None else _from_start
+                start = _from_start if reader is None else _log_start(reader, rel, ahead)
                 step = min(LOG_STEP, budget) + (reader.held_back if reader is not None else 0)
                 found = capture(self.root, rel, start, step)
             else:  # cap + 1: one byte more says "over the cap"
@@ -218,6 +242,10 @@ class Workspace:
 
     def apply_read(self, ahead: ReadAhead) -> set[str]:
         """`apply` with the files `read_ahead` read: the disk is not read again."""
+        for rel in ahead.rewritten:
+            reader = self._reader_of(rel)
+            if reader is not None:
+                reader.rewrite_seen = True
         with serving(self.root, ahead.files):
             touched = self._apply(ahead.paths)
         for mission_id in touched:

@@ -98,18 +98,26 @@ def test_a_log_rewritten_in_place_is_read_again_from_the_start(
     head, _, last = log.read_bytes().rstrip(b"\n").rpartition(b"\n")
     edited = last.replace(b'"actor":"agent"', b'"actor":"Agent"')  # size kept
     log.write_bytes(head + b"\n" + edited + b"\n")
+    os.utime(log, ns=(1, 1))  # a new mtime, whatever the clock's resolution
     catch_up(workspace, ["missions/alpha/events.jsonl"], monkeypatch)
-    codes = {p.code for p in workspace.missions["alpha"].problems()}
-    assert "log-replaced" in codes
-    same_as_a_fresh_scan_but_replaced(workspace)
+    assert [p.code for p in workspace.notices] == ["log-rewritten"]
+    same_as_a_fresh_scan(workspace)
 
 
-def same_as_a_fresh_scan_but_replaced(workspace: Workspace) -> None:
-    """A fresh scan never saw the old bytes: it cannot say "replaced"; all else agrees."""
-    fresh = Workspace(workspace.root, workspace.clock)
-    fresh.scan()
-    ours = {p for p in workspace.problems() if p.code != "log-replaced"}
-    assert ours == set(fresh.problems())
+def test_a_line_changed_in_place_anywhere_is_found_at_once(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same size, line 1 edited: the bytes already read are verified on the change."""
+    workspace = Workspace(root)
+    catch_up(workspace, [""], monkeypatch)
+    log = root / "missions/alpha/events.jsonl"
+    data = log.read_bytes()
+    log.write_bytes(data.replace(b'"actor":"agent"', b'"actor":"Agent"', 1))
+    os.utime(log, ns=(1, 1))  # a new mtime, whatever the clock's resolution
+    catch_up(workspace, ["missions/alpha/events.jsonl"], monkeypatch)
+    assert [p.code for p in workspace.notices] == ["log-rewritten"]
+    assert "chain-broken" in {p.code for p in workspace.missions["alpha"].problems()}
+    same_as_a_fresh_scan(workspace)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "symlink"])
