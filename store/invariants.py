@@ -66,17 +66,6 @@ def _plan_versions(mission: MissionState) -> list[Problem]:
                     "the file name and the version field must agree",
                 )
             )
-        first = mission.plan_first_hash.get(version)
-        if first is not None and loaded.sha256 is not None and loaded.sha256 != first:
-            found.append(
-                Problem(
-                    loaded.relpath,
-                    None,
-                    "plan-changed",
-                    f"plan v{version} changed after it was written",
-                    "plan versions are immutable: write a new version with a reason instead",
-                )
-            )
     return found
 
 

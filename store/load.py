@@ -377,6 +377,8 @@ class LogReader:
         self.validate = self.adapter.validator.validate_json
         self.on_record = on_record
         self.on_reset = on_reset
+        self.generation = 0
+        """How many times the reader started again from the top."""
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -401,6 +403,7 @@ class LogReader:
         """Bytes before `offset` changed (seen by `verify_prefix`): start again."""
 
     def _restart(self) -> None:
+        self.generation += 1
         self._reset_state()
         if self.on_reset is not None:
             self.on_reset()

@@ -79,7 +79,8 @@ class MissionState:
         self.constraints: Loaded[Constraints] | None = None
         self.handoff: Loaded[Handoff] | None = None
         self.plans: dict[int, Loaded[Plan]] = {}
-        self.plan_first_hash: dict[int, str] = {}
+        self.plan_hashes: dict[int, str] = {}
+        """The sha256 each plan version was last read with (a change is a notice)."""
         self.requests: dict[str, Loaded[ApprovalRequest]] = {}
         self.decisions: dict[str, Loaded[Decision]] = {}
         self.history: set[str] = set()
@@ -224,8 +225,21 @@ class MissionState:
             return
         loaded = load_document(self.root, rel, Plan)
         self.plans[version] = loaded
-        if loaded.sha256 is not None and loaded.record is not None:
-            self.plan_first_hash.setdefault(version, loaded.sha256)
+        if loaded.sha256 is None or loaded.record is None:
+            return
+        before = self.plan_hashes.get(version)
+        self.plan_hashes[version] = loaded.sha256
+        if before is not None and before != loaded.sha256:
+            self.notices.append(
+                Problem(
+                    rel,
+                    None,
+                    "plan-changed",
+                    f"plan v{version} changed after it was written",
+                    "plan versions are immutable: write a new version with a reason instead",
+                    "warn",
+                )
+            )
 
     def unchecked_artifacts(self) -> list[str]:
         """Cited artifacts whose file changed since their last check, or that were never
@@ -251,6 +265,12 @@ class MissionState:
     def take_artifact_checks(self, checks: dict[str, ArtifactCheck]) -> None:
         self._problems = None
         self.artifact_checks.update(checks)
+
+    def indexed_paths(self) -> list[str]:
+        """Every path this index holds something of (to re-check when a folder moves)."""
+        paths = [loaded.relpath for loaded in self._documents()]
+        paths += [reader.relpath for reader in (self.events, self.evidence) if reader]
+        return [*paths, *self.history, *self.artifacts, *self.path_problems]
 
     def set_path_problem(self, rel: str, problem: Problem | None) -> None:
         """Record (or clear) the problem of a path that holds no record."""

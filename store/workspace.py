@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +49,7 @@ from store.mission import MissionState
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionStatus, MissionSummary
+from store.scrub import Scrubbed
 from store.small.layout import SMALL_DIR
 from store.small.workspace import SmallWorkspace
 
@@ -195,6 +196,8 @@ class Workspace:
             if adapter is not None:
                 touched |= adapter.apply(rel)
                 continue
+            if not rel:
+                touched |= self._root_changed()
             mission = self._apply_one(rel)
             if mission is not None:
                 touched.add(mission)
@@ -206,6 +209,17 @@ class Workspace:
                 if not state.exists():
                     del self.missions[mission_id]
         return touched
+
+    def _root_changed(self) -> set[str]:
+        """The root itself changed (recreated, or watched anew): forget everything; the
+        walk that follows reads it all again, as a fresh scan does. Returns the ids of
+        the rows there were."""
+        rows = set(self.missions) | set(self.external_summaries())
+        self.missions.clear()
+        self.unknown.clear()
+        self.small = SmallWorkspace(self.root)
+        self.loopexec = LoopexecDir(self.root)
+        return rows
 
     def read_ahead(self, relpaths: Iterable[str]) -> ReadAhead:
         """Read the files these paths need, for `apply_read` (run it off the event loop).
@@ -259,6 +273,29 @@ class Workspace:
                 ahead.more.add(rel)
         return touched
 
+    def readers(self) -> Iterator[LogReader]:
+        """Every mission's log readers (for the scrub)."""
+        for mission in self.missions.values():
+            yield from (r for r in (mission.events, mission.evidence) if r is not None)
+
+    def take_scrub(self, scrubbed: Scrubbed) -> set[str]:
+        """Fold a scrub pass back: logs found unchanged are marked verified; the paths of
+        logs rewritten in place (still as the scrub saw them) are returned, to be read
+        again (`read_ahead`, `apply_read`) from the start."""
+        again = set()
+        for reader in self.readers():
+            signature = scrubbed.verified.get(reader.relpath)
+            if signature is not None and signature[0] == reader.inode:
+                reader.verified = signature
+            seen = scrubbed.rewritten.get(reader.relpath)
+            if seen is not None and (seen.inode, seen.generation) == (
+                reader.inode,
+                reader.generation,
+            ):
+                reader.rewrite_seen = True
+                again.add(reader.relpath)
+        return again
+
     def _holds_data(self, rel: str) -> bool:
         """True for a path whose bytes `apply` reads (a record, a SMALL or loopexec file,
         hud.toml); False for artifacts, folders and files outside the layout."""
@@ -293,6 +330,17 @@ class Workspace:
                 info = lstat(self.root, rel)
                 if info is not None and stat.S_ISDIR(info.st_mode):
                     yield from self.walk(rel)
+                yield from self._indexed_under(rel)
+
+    def _indexed_under(self, folder: str) -> list[str]:
+        """What the index holds under a mission's folder: a folder moved away is one
+        watcher event, and its files must be found gone."""
+        parts = folder.split("/")
+        mission = self.missions.get(parts[1]) if len(parts) > 1 and parts[0] == "missions" else None
+        if mission is None:
+            return []
+        prefix = folder + "/"
+        return [rel for rel in mission.indexed_paths() if rel.startswith(prefix)]
 
     def _project_dir(self) -> bool:
         """True when the root is a project's folder: it holds .small/ or .loopexec/."""

@@ -4,6 +4,7 @@ without touching the disk, in steps, to the same index a fresh scan builds."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -12,8 +13,9 @@ import pytest
 import store.confined
 import store.workspace
 from store.problems import Problem
+from store.scrub import scrub, targets
 from store.workspace import Workspace
-from tests.factory import mission, three_missions
+from tests.factory import Mission, mission, resume, three_missions
 
 
 def catch_up(workspace: Workspace, paths: Iterable[str], disk_closed: pytest.MonkeyPatch) -> int:
@@ -138,4 +140,48 @@ def test_a_log_that_is_no_regular_file_is_a_problem_read_ahead_too(
     problems = [p for p in workspace.problems() if p.path == "missions/alpha/evidence.jsonl"]
     assert [p.severity for p in problems] == ["error"]
     assert isinstance(problems[0], Problem)
+    same_as_a_fresh_scan(workspace)
+
+
+def test_the_scrub_finds_an_edit_hidden_by_an_append(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 1 edited and a line appended in one batch: an append by size; the watcher's
+    step misses it, the scrub finds it and the log is read again."""
+    workspace = Workspace(root)
+    catch_up(workspace, [""], monkeypatch)
+    first = scrub(root, targets(workspace.readers()), share=1.0)
+    assert first.rewritten == {} and len(first.verified) == 4  # every log
+    assert workspace.take_scrub(first) == set()
+    log = root / "missions/alpha/events.jsonl"
+    log.write_bytes(log.read_bytes().replace(b'"actor":"agent"', b'"actor":"Agent"', 1))
+    resume(root, "alpha").step("s2", "running")
+    catch_up(workspace, ["missions/alpha/events.jsonl"], monkeypatch)
+    assert workspace.notices == []  # missed by the step: it looks like an append
+    second = scrub(root, targets(workspace.readers()), share=1.0)
+    assert set(second.rewritten) == {"missions/alpha/events.jsonl"}
+    assert set(second.verified) == set()  # the others did not change: not hashed again
+    again = workspace.take_scrub(second)
+    catch_up(workspace, again, monkeypatch)
+    assert [p.code for p in workspace.notices] == ["log-rewritten"]
+    same_as_a_fresh_scan(workspace)
+
+
+def test_the_scrub_keeps_to_its_share_of_a_core(root: Path) -> None:
+    workspace = Workspace(root)
+    workspace.scan()
+    began_wall, began_cpu = time.monotonic(), time.thread_time()
+    scrub(root, targets(workspace.readers()), share=0.5)
+    wall, cpu = time.monotonic() - began_wall, time.thread_time() - began_cpu
+    assert cpu <= wall * 0.5 + 0.01
+
+
+def test_a_plan_version_changed_after_it_was_written_is_a_notice(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = Workspace(root)
+    workspace.scan()
+    Mission(root, "alpha").plan(1, ["s1", "s9"])  # v1 written again, other steps
+    catch_up(workspace, ["missions/alpha/plan/v1.json"], monkeypatch)
+    assert [p.code for p in workspace.notices] == ["plan-changed"]
     same_as_a_fresh_scan(workspace)
