@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.signal import Signal
 
+from hud import saving
+from hud.display import SafeTitles, plain
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
+from hud.terminal import end_with_terminal
 from themes import DEFAULT_THEME, STYLESHEET, register_themes
-from widgets.safe_text import safe_str
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -34,9 +37,11 @@ TICK_ROUND = 15
 """Time alone changes a mission (stale, an expiry, "5m ago"): each tick re-derives every
 15th mission, so each is fresh within 15 s and no tick stalls the screen for all of them."""
 SCAN_CHUNK = 200
+THEME_HINT_BYTES = 64 * 1024
+"""hud.toml is read early only for its theme; a larger one waits for the scan."""
 
 
-class HudApp(App[None]):
+class HudApp(SafeTitles, App[None]):
     """Operator HUD over one state directory.
 
     The store (and pydantic with it) is imported by the scan worker, not before the
@@ -81,7 +86,7 @@ class HudApp(App[None]):
         """The only writer the HUD holds; None in read-only mode, so nothing can write."""
         self.read_only = read_only
         self.live = live
-        self.requested_theme = theme or configured_theme(self.root)
+        self.requested_theme = theme
         register_themes(self)  # and pick the theme before mount: the first frame styles once
         self.theme = self._theme_name(self.requested_theme or DEFAULT_THEME)
         if self.requested_theme:
@@ -99,6 +104,10 @@ class HudApp(App[None]):
     # ---- start-up ---------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        if not self.is_headless:
+            end_with_terminal(self)
+        if self.requested_theme is None:
+            self.theme_hint()
         self.push_screen(OverviewScreen())
         self.call_after_refresh(self._start)  # paint first, then read the directory
         self.set_interval(TICK_SECONDS, self._tick)
@@ -113,6 +122,19 @@ class HudApp(App[None]):
     def now(self) -> datetime:
         """The HUD's clock (injectable for tests)."""
         return self.clock() if self.clock is not None else datetime.now(UTC)
+
+    @work(thread=True, exclusive=True, group="theme")
+    def theme_hint(self) -> None:
+        """The theme hud.toml asks for, read before the store loads so that the first
+        frames are styled as the scan will style them (its settings decide)."""
+        wanted = configured_theme(self.root)
+        if wanted is not None:
+            self.call_from_thread(self._hinted_theme, wanted)
+
+    def _hinted_theme(self, wanted: str) -> None:
+        known = self._known_theme(wanted)
+        if known is not None and not self.adopted:
+            self.theme = known
 
     @work(thread=True, exclusive=True, group="preview")
     def preview(self) -> None:
@@ -133,13 +155,18 @@ class HudApp(App[None]):
         if settings.keys:
             self.set_keymap(settings.keys)
 
+    def _known_theme(self, wanted: str) -> str | None:
+        """The registered theme `wanted` names ("light" means hud-light), if any."""
+        return next(
+            (name for name in (wanted, f"hud-{wanted}") if name in self.available_themes), None
+        )
+
     def _theme_name(self, wanted: str) -> str:
-        """A registered theme for `wanted` ("light" means hud-light); else the default."""
-        for name in (wanted, f"hud-{wanted}"):
-            if name in self.available_themes:
-                return name
-        self.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning")
-        return DEFAULT_THEME
+        """A registered theme for `wanted`; else the default, and says so."""
+        known = self._known_theme(wanted)
+        if known is None:
+            self.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning")
+        return known or DEFAULT_THEME
 
     @work(thread=True, exclusive=True, group="scan")
     def scan(self) -> None:
@@ -254,12 +281,8 @@ class HudApp(App[None]):
 
     def _needs_you(self, summary: MissionSummary) -> None:
         """A toast when a mission starts needing a human."""
-        self.notify(
-            f"{summary.id} needs you: {safe_str(summary.title)}",
-            title="needs you",
-            severity="warning",
-            markup=False,
-        )
+        message = f"{summary.id} needs you: {summary.title}"
+        self.notify(message, title="needs you", severity="warning")
 
     def _tick(self) -> None:
         """Time passes: stale missions and expired requests change without a file change."""
@@ -268,6 +291,48 @@ class HudApp(App[None]):
             due = sorted(self.summaries)[self._ticks % TICK_ROUND :: TICK_ROUND]
             if due:
                 self._publish(set(due))
+
+    # ---- what the app shows and saves for every screen (hud.display, hud.saving) -------
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast of the HUD, from anywhere: shown as plain, visible text; `markup`
+        is ignored (a toast never renders markup)."""
+        super().notify(
+            plain(message, multiline=True),
+            title=plain(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
+    def get_key_display(self, binding: Binding) -> str:
+        """A key as the footer and help show it (hud.toml's [keys] may name anything)."""
+        return plain(super().get_key_display(binding))
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """Save a screenshot (the palette's Screenshot) where exports go, never inside the
+        state directory (`path` is not used: it could be); the folder is found in a
+        thread, so there is no delivery key to return."""
+        self._save_screenshot(filename, time_format)
+        return None
+
+    @work(thread=True, exclusive=True, group="screenshot")
+    def _save_screenshot(self, filename: str | None, time_format: str | None) -> None:
+        folder = saving.export_folder(self.root)
+        if folder is None:
+            self.notify(f"nothing saved: {saving.NOWHERE}", severity="error")
+            return
+        self.call_from_thread(App.deliver_screenshot, self, filename, str(folder), time_format)
 
     # ---- actions ----------------------------------------------------------------------
 
@@ -342,7 +407,7 @@ class HudApp(App[None]):
     def _indexed(self) -> bool:
         """True once the scan has handed over the workspace; until then, says so."""
         if not self.adopted:
-            self.notify(self.still_reading(), timeout=2, markup=False)
+            self.notify(self.still_reading(), timeout=2)
         return self.adopted
 
     def still_reading(self) -> str:
@@ -351,13 +416,16 @@ class HudApp(App[None]):
 
 
 def configured_theme(root: Path) -> str | None:
-    """The theme hud.toml asks for, read before the store is loaded (None if unsaid).
+    """The theme hud.toml asks for (None if unsaid or unreadable); it never blocks and
+    follows no symlink. The store validates the whole file later: this only keeps the
+    first frames from flashing the default theme."""
+    from store.confined import read_file
 
-    The full settings are validated by the store once it is loaded; this only keeps
-    the first frame from flashing the default theme.
-    """
+    data = read_file(root, "hud.toml", THEME_HINT_BYTES)
+    if not isinstance(data, bytes):
+        return None
     try:
-        theme = tomllib.loads((root / "hud.toml").read_text("utf-8")).get("theme")
-    except (OSError, ValueError):
+        theme = tomllib.loads(data.decode("utf-8")).get("theme")
+    except ValueError:
         return None
     return theme if isinstance(theme, str) else None

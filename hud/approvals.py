@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from store.approval_checks import PendingIndex, SeenRequests
-from widgets.safe_text import safe_str
 
 if TYPE_CHECKING:
     from hud.app import HudApp
@@ -48,11 +47,10 @@ class ApprovalFeed:
             for mission_id, request_id in new:
                 mission = app.workspace.missions[mission_id]
                 record = mission.requests[request_id].record
-                what = f"{safe_str(record.tool)} · {record.risk}" if record else "invalid request"
+                what = f"{record.tool} · {record.risk}" if record else "invalid request"
                 app.notify(
                     f"{mission_id}/{request_id}: {what} (a: approvals)",
                     title="New approval request",
-                    markup=False,
                     timeout=8,
                 )
         if app.workspace.settings.bell:

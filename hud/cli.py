@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hud import commands
+from hud.commands.output import say
 
 
 def _app_parser() -> argparse.ArgumentParser:
@@ -40,7 +41,7 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from importlib.metadata import version
 
-        print(f"hud {version('operator-hud')}")
+        say(f"hud {version('operator-hud')}")
         parser.exit()
 
 
@@ -53,6 +54,10 @@ def default_dir(given: Path | None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["agent"]:  # the agents' side: loaded only here, never by the HUD
+        from agentside.cli import main as agent_main
+
+        return agent_main(args[1:])
     if args and args[0] in commands.NAMES:
         build, run = commands.load(args[0])
         parser = argparse.ArgumentParser(

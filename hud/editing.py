@@ -32,13 +32,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import SuspendNotSupported
 
+from hud import saving
+from hud.offload import in_thread, read_document
 from store.human import AlreadyExists, Conflict, HumanWriteError, Invalid, Saved
 from store.layout import Kind, doc_path, safe_mission_id
-from store.load import load_document
+from store.load import Loaded, load_document
+from store.problems import Problem
 from store.records import Constraints, Intent
 from store.toml_edit import set_table_value
 
@@ -243,26 +246,25 @@ def run_external(app: HudApp, command: list[str], path: Path) -> bool:
     return completed.returncode == 0
 
 
-def _scratch_folder(root: Path) -> Path:
-    """A private temp folder that is not inside the state directory."""
-    folder = Path(tempfile.mkdtemp(prefix="hud-edit-"))
-    if folder.resolve().is_relative_to(root.resolve()):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder = Path(tempfile.mkdtemp(prefix=".hud-edit-", dir=Path.home()))
-    return folder
+async def edit_externally(app: HudApp, command: list[str], text: str, name: str) -> str | None:
+    """The text after the operator edited `text` in `command`; None if they gave up.
 
-
-def edit_externally(app: HudApp, command: list[str], text: str, name: str) -> str | None:
-    """The text after the operator edited `text` in `command`; None if they gave up."""
-    folder = _scratch_folder(app.workspace.root)
+    The copy is in a private temp folder outside the state directory (`hud.saving`),
+    read back in a thread."""
+    parent = saving.scratch_folder(app.workspace.root)
+    if parent is None:
+        raise EditorFailed(f"no folder for the editor's copy: {saving.NOWHERE}")
+    folder = Path(tempfile.mkdtemp(prefix="hud-edit-", dir=parent))
     try:
-        path = folder / name
-        path.write_bytes(text.encode("utf-8"))
-        if not run_external(app, command, path):
+        (folder / name).write_bytes(text.encode("utf-8"))
+        if not run_external(app, command, folder / name):
             return None
+        data = await read_document(app, folder, name)
         try:
-            return path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            if isinstance(data, Problem):
+                raise ValueError(data.message)
+            return data.decode("utf-8")
+        except ValueError as exc:
             raise EditorFailed(f"cannot read the edited text back: {exc}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -271,6 +273,7 @@ def edit_externally(app: HudApp, command: list[str], text: str, name: str) -> st
 # ---- editing intent and constraints --------------------------------------------------------
 
 _TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+M = TypeVar("M", bound=Intent | Constraints)
 _MODELS: dict[Kind, type[Intent] | type[Constraints]] = {
     Kind.INTENT: Intent,
     Kind.CONSTRAINTS: Constraints,
@@ -306,15 +309,26 @@ class _TextSource:
             ):
                 return None
             try:
-                return edit_externally(self.app, self.command, text, self.name)
+                return await edit_externally(self.app, self.command, text, self.name)
             except SuspendNotSupported:
                 message = "this terminal cannot run an external editor; using the in-app editor"
             except EditorFailed as exc:
                 message = f"{exc}; using the in-app editor"
             self.external = False
-            self.app.notify(message, severity="warning", markup=False)
+            self.app.notify(message, severity="warning")
         editor = TomlEditorScreen(self.relpath, text, error, baseline)
         return await self.app.push_screen_wait(editor)
+
+
+async def load_existing(app: HudApp, relpath: str, model: type[M]) -> Loaded[M] | None:
+    """The document at `relpath` as the editor starts from it (None: there is none),
+    loaded in a thread."""
+    root = app.workspace.root
+
+    def load() -> Loaded[M] | None:
+        return load_document(root, relpath, model) if os.path.lexists(root / relpath) else None
+
+    return await in_thread(app, load)
 
 
 async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | None:
@@ -323,12 +337,10 @@ async def edit_document(app: HudApp, mission_id: str, kind: Kind) -> Saved | Non
     if writer is None:
         return None
     relpath = doc_path(mission_id, kind)
-    root = app.workspace.root
-    exists = os.path.lexists(root / relpath)
-    loaded = load_document(root, relpath, _MODELS[kind]) if exists else None
+    loaded = await load_existing(app, relpath, _MODELS[kind])
     if loaded is not None and (loaded.text is None or loaded.sha256 is None):
         what = loaded.problems[0].message if loaded.problems else "unreadable"
-        app.notify(f"cannot edit {relpath}: {what}", severity="error", markup=False)
+        app.notify(f"cannot edit {relpath}: {what}", severity="error")
         return None
     text = loaded.text if loaded is not None and loaded.text is not None else None
 
@@ -372,10 +384,10 @@ async def edit_until_saved(
     while True:
         edited = await source.edit(text, error, original)
         if edited is None:
-            app.notify(f"{relpath}: edit abandoned; nothing written", markup=False)
+            app.notify(f"{relpath}: edit abandoned; nothing written")
             return None
         if edited == original:
-            app.notify(f"{relpath}: unchanged; nothing written", markup=False)
+            app.notify(f"{relpath}: unchanged; nothing written")
             return None
         text, error = edited, None
         try:
@@ -384,16 +396,16 @@ async def edit_until_saved(
             error = exc
         except Conflict as exc:
             if exc.theirs_sha256 is None:
-                app.notify(str(exc), severity="error", markup=False)
+                app.notify(str(exc), severity="error")
                 return None
             choice = await app.push_screen_wait(ConflictScreen(exc, EDIT_CHOICES))
             if choice is None:
-                app.notify(f"{relpath}: your edit was dropped; theirs stays", markup=False)
+                app.notify(f"{relpath}: your edit was dropped; theirs stays")
                 return None
             original, base_sha = exc.theirs, exc.theirs_sha256
             text = exc.theirs if choice == "theirs" else exc.yours
         except HumanWriteError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.notify(str(exc), severity="error")
             return None
 
 
@@ -425,7 +437,7 @@ def _announce(app: HudApp, saved: Saved) -> None:
         message = f"saved {saved.relpath} as revision {saved.revision} ({kept} kept in history/)"
     else:
         message = f"saved {saved.relpath}"
-    app.notify(message, markup=False)
+    app.notify(message)
 
 
 Choice = tuple[str, str, str]
@@ -471,13 +483,11 @@ async def adjust_budget(app: HudApp, mission_id: str, key: str | None = None) ->
     if writer is None:
         return None
     relpath = doc_path(mission_id, Kind.CONSTRAINTS)
-    root = app.workspace.root
-    loaded = load_document(root, relpath, Constraints) if os.path.lexists(root / relpath) else None
+    loaded = await load_existing(app, relpath, Constraints)
     if loaded is not None and (loaded.record is None or loaded.text is None):
         app.notify(
             f"{relpath} has problems; fix it first with E (edit constraints)",
             severity="error",
-            markup=False,
         )
         return None
     limits: dict[str, Any] = {}
@@ -493,7 +503,7 @@ async def adjust_budget(app: HudApp, mission_id: str, key: str | None = None) ->
         try:
             saved = writer.create_document(relpath, {"budget": {key: value}})
         except HumanWriteError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.notify(str(exc), severity="error")
             return None
         _announce(app, saved)
         return saved
@@ -504,17 +514,16 @@ async def adjust_budget(app: HudApp, mission_id: str, key: str | None = None) ->
             app.notify(
                 f"cannot change [budget] {key} in place; edit constraints with E",
                 severity="error",
-                markup=False,
             )
             return None
         if edited == text:
-            app.notify(f"budget {key}: unchanged; nothing written", markup=False)
+            app.notify(f"budget {key}: unchanged; nothing written")
             return None
         try:
             saved = writer.replace(relpath, edited, sha)
         except Conflict as exc:
             if exc.theirs_sha256 is None:
-                app.notify(str(exc), severity="error", markup=False)
+                app.notify(str(exc), severity="error")
                 return None
             again = await app.push_screen_wait(ConflictScreen(exc, BUDGET_CHOICES))
             if again is None:
@@ -522,7 +531,7 @@ async def adjust_budget(app: HudApp, mission_id: str, key: str | None = None) ->
             text, sha = exc.theirs, exc.theirs_sha256
             continue
         except HumanWriteError as exc:
-            app.notify(str(exc), severity="error", markup=False)
+            app.notify(str(exc), severity="error")
             return None
         _announce(app, saved)
         return saved

@@ -7,7 +7,10 @@ Markdown-escaped, so it can neither drive a terminal nor inject links or images.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from store.derive import budget_use, mission_status, request_status
@@ -39,22 +42,40 @@ def _when(moment: datetime | None) -> str:
     return moment.isoformat() if moment else "—"
 
 
-def verified_evidence(mission: MissionState, ids: set[str]) -> dict[str, Evidence]:
-    """The evidence records with these ids, streamed from the log (never held whole)."""
-    if mission.evidence is None or not ids:
-        return {}
-    found: dict[str, Evidence] = {}
+@dataclass(frozen=True, slots=True)
+class CitedEvidence:
+    """The evidence a mission's handoff cites as verified, and where to read it: plain
+    data taken on the event loop, so that a thread can do the reading."""
 
-    def keep(item: Any, _line: int) -> None:
-        if item.id in ids:
-            found[item.id] = item
+    root: Path
+    relpath: str | None
+    ids: frozenset[str]
 
-    LogReader(mission.root, mission.evidence.relpath, Kind.EVIDENCE, keep).poll()
-    return found
+    @classmethod
+    def of(cls, mission: MissionState) -> CitedEvidence:
+        handoff = mission.handoff.record if mission.handoff else None
+        relpath = mission.evidence.relpath if mission.evidence else None
+        return cls(mission.root, relpath, frozenset(handoff.verified if handoff else ()))
+
+    def read(self) -> dict[str, Evidence]:
+        """The cited records, streamed from the log (never held whole); reads a file."""
+        if self.relpath is None or not self.ids:
+            return {}
+        found: dict[str, Evidence] = {}
+
+        def keep(item: Any, _line: int) -> None:
+            if item.id in self.ids:
+                found[item.id] = item
+
+        LogReader(self.root, self.relpath, Kind.EVIDENCE, keep).poll()
+        return found
 
 
-def handoff_markdown(mission: MissionState, now: datetime, settings: Settings) -> str:
-    """The whole export: resume point, verified evidence, blockers, plan and requests."""
+def handoff_markdown(
+    mission: MissionState, now: datetime, settings: Settings, evidence: Mapping[str, Evidence]
+) -> str:
+    """The whole export: resume point, verified evidence (`CitedEvidence.read()`),
+    blockers, plan and requests."""
     out = [f"# Handoff: {md(mission.title)}", ""]
     out.append(f"- Mission: `{mission.id}`, status **{mission_status(mission, now, settings)}**")
     out.append(f"- Exported: {now.isoformat()}")
@@ -73,7 +94,6 @@ def handoff_markdown(mission: MissionState, now: datetime, settings: Settings) -
             "",
             md(handoff.summary) or "_none_",
         ]
-        evidence = verified_evidence(mission, set(handoff.verified))
         out += ["", "## Verified", ""]
         for evidence_id in handoff.verified:
             item = evidence.get(evidence_id)

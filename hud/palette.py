@@ -6,9 +6,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import Hits, Provider
 
-from widgets.safe_text import safe_str
+from hud.display import discovery_hit, hit
 
 if TYPE_CHECKING:
     from hud.app import HudApp
@@ -33,7 +33,7 @@ class HudCommands(Provider):
         for summary in sorted(app.summaries.values(), key=lambda s: s.sort_key()):
             commands.append(
                 (
-                    f"Mission: {summary.id} {safe_str(summary.title)}",
+                    f"Mission: {summary.id} {summary.title}",
                     partial(app.open_mission, summary.id),
                     summary.status.value,
                 )
@@ -42,11 +42,11 @@ class HudCommands(Provider):
 
     async def discover(self) -> Hits:
         for name, action, help_text in self._commands():
-            yield DiscoveryHit(name, action, help=help_text)
+            yield discovery_hit(name, action, help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, action, help_text in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), action, help=help_text)
+            found = hit(matcher, name, action, help_text)
+            if found is not None:
+                yield found

@@ -19,7 +19,8 @@ from textual.widgets import Static
 from store.approval_checks import Change, QueueItem, Review
 from store.derive import RequestStatus
 from store.records import Decision
-from widgets.json_view import json_text, json_view
+from widgets.json_text import json_text
+from widgets.json_view import json_view
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
@@ -93,6 +94,9 @@ def facts_text(review: Review, now: datetime, variables: Mapping[str, str] | Non
         plan = Text(f"v{review.plan_version}")
         if review.latest_plan_version is not None:
             plan.append(f" (latest v{review.latest_plan_version})", style="dim")
+        if review.binding.rule is not None:
+            style = "error" if review.binding.stale else "warning"
+            plan.append(f" {review.binding.rule}", style=theme_style(style, "bold", variables))
         step_id = request.step if request is not None else (review.raw or {}).get("step")
         plan.append(" · step ")
         plan.append_text(safe(str(step_id)))
@@ -126,7 +130,10 @@ def findings_text(review: Review, variables: Mapping[str, str] | None) -> Text:
     error = theme_style("error", "bold", variables)
     warning = theme_style("warning", "bold", variables)
     pending = review.status is RequestStatus.PENDING
-    if review.status is RequestStatus.STALE:
+    if review.plan_stale:
+        version = review.binding.plan_version
+        lines.append(Text(f"✗ its plan changed: plan v{version} no longer holds", style=error))
+    elif review.status is RequestStatus.STALE:
         verb = (
             "approved" if review.decision and review.decision.decision == "approve" else "decided"
         )
@@ -175,7 +182,7 @@ def _compact(value: Any) -> Text:
 
 def changes_text(review: Review, variables: Mapping[str, str] | None) -> Text:
     """For a stale request: what changed since the decision, field by field."""
-    if review.status is not RequestStatus.STALE:
+    if review.status is not RequestStatus.STALE or review.plan_stale:
         return Text()
     lines = [heading("Changed since it was decided")]
     if review.changes is None:

@@ -21,23 +21,14 @@ import re
 from rich.style import Style
 from rich.text import Text
 
+from widgets.invisible import INVISIBLE_CLASS, UNSEEN
+
 CONTROL = Style(reverse=True)
 """Style of escape sequences and control pictures."""
 INVISIBLE = Style(reverse=True, italic=True)
 """Style of `⟨U+XXXX⟩` markers for invisible and bidi characters."""
 
-# Characters shown as ⟨U+XXXX⟩: C1 controls, every format (Cf) character of Unicode 15
-# (bidi, zero-width, soft hyphen, BOM, tags), line/paragraph separators, surrogates,
-# and invisible non-format characters: variation selectors, combining grapheme joiner,
-# Mongolian free variation selectors, Khmer inherent vowels and Hangul fillers.
-_INVISIBLE_CLASS = (
-    "\x80-\x9f\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
-    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u2064"
-    "\u2066-\u206f\u3164\ud800-\udfff\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
-    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef"
-)
-_INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
+_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 
 # A whole escape sequence: a control string (OSC, DCS, SOS, PM, APC) up to its
 # terminator (BEL or ST) or the end of the text; a CSI; any other ESC sequence.
@@ -47,8 +38,8 @@ _SEQUENCE = (
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
 )
 _TOKEN = {
-    multiline: re.compile(f"(?P<seq>{_SEQUENCE})|[{controls}\x7f{_INVISIBLE_CLASS}]", re.DOTALL)
-    for multiline, controls in ((False, "\x00-\x1f"), (True, "\x00-\x09\x0b-\x1f"))
+    multiline: re.compile(f"(?P<seq>{_SEQUENCE})|{unseen.pattern}", re.DOTALL)
+    for multiline, unseen in UNSEEN.items()
 }
 
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hud.commands.output import printable, say
 from store.approval_checks import QueueItem, Review, approval_queue, review
 from store.workspace import Workspace
+from widgets.json_text import json_text
 from widgets.request_view import countdown
-from widgets.safe_text import safe_str as printable
 
 
 def build(parser: argparse.ArgumentParser) -> None:
@@ -54,13 +53,37 @@ def to_json(item: QueueItem, checked: Review) -> dict[str, Any]:
         "blockers": list(checked.blockers),
         "warnings": list(checked.warnings),
         "confirmation": checked.confirmation,
+        "plan_binding": _binding_json(checked),
+    }
+
+
+def _binding_json(checked: Review) -> dict[str, Any]:
+    """What newer plan versions mean for the request (`store.plan_binding`): `rule` is a
+    stale rule, `read-only-change` (a notice) or null; `message` names steps and versions."""
+    binding = checked.binding
+    return {
+        "rule": binding.rule,
+        "stale": binding.stale,
+        "message": binding.reason,
+        "plan_version": binding.plan_version,
+        "latest_plan_version": binding.latest_version,
+        "changes": [
+            {
+                "version": change.version,
+                "step": change.step,
+                "kind": change.kind,
+                "fields": list(change.fields),
+                "risk": change.risk,
+            }
+            for change in binding.changes
+        ],
     }
 
 
 def run(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
-        print(f"hud approvals: {root}: no such directory", file=sys.stderr)
+        say(f"hud approvals: {root}: no such directory", err=True)
         return 2
     workspace = Workspace(root)
     workspace.scan()
@@ -69,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     reviews = [review(workspace.missions[i.mission], i.request_id, now) for i in items]
     if args.json:
         listed = [to_json(item, checked) for item, checked in zip(items, reviews, strict=True)]
-        print(json.dumps(listed, indent=2, ensure_ascii=True))
+        say(json_text(listed, ascii=True))
         return 0
-    print(render(items, reviews, now))
+    say(render(items, reviews, now))
     return 0
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hud.commands.output import printable, say
 from store.check import Report, check
 from store.problems import Problem
+from widgets.json_text import json_text
 
 if TYPE_CHECKING:  # rich loads only for a progress bar or the text report: --json starts sooner
     from rich.progress import Progress
@@ -59,25 +60,15 @@ class _LazyProgress:
 def run(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
-        print(f"hud check: {root}: no such directory", file=sys.stderr)
+        say(f"hud check: {root}: no such directory", err=True)
         return EXIT_CANNOT_RUN
     progress = _LazyProgress()
     try:
         report = check(root, progress=progress, jobs=args.jobs)
     finally:
         progress.stop()
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
-    else:
-        print(render(report))
+    say(json_text(report.to_json()) if args.json else render(report))
     return EXIT_ERRORS if report.errors else EXIT_VALID
-
-
-def printable(text: str) -> str:
-    """Agent text made visible and inert for the terminal (widgets.safe_text loads rich)."""
-    from widgets.safe_text import safe_str
-
-    return safe_str(text)
 
 
 def _problem_lines(problem: Problem) -> list[str]:
@@ -96,7 +87,7 @@ def render(report: Report) -> str:
         for problem in report.workspace_problems:
             lines.extend(_problem_lines(problem))
     for mission_id, mission in sorted(report.missions.items()):
-        lines.append(f"{mission_id}  {mission.status.value}  {printable(mission.title)}")
+        lines.append(f"{printable(mission_id)}  {mission.status.value}  {printable(mission.title)}")
         if mission.verdicts:
             lines.append(
                 "  SMALL v1.0.0: "

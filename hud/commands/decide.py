@@ -1,28 +1,29 @@
 """`hud decide DIR MISSION ID approve|reject --reason TEXT`: decide one request, once.
 
 The same checks as the HUD's request screen (`store.approval_checks`): a request that
-is not pending, does not load, holds hidden characters, does not match its plan step or
-its mission's tool rules is refused (fail closed); a rejection needs a reason. As the
+is not pending (stale too when a newer plan version removes or changes its step or adds or
+changes a step with effects: `store.plan_binding`), does not load, holds hidden
+characters, does not match its plan step or its mission's tool rules is refused (fail
+closed); a rejection needs a reason. As the
 HUD asks for a confirmation, approving an external_write needs `--yes` and approving an
 irreversible action `--confirm-tool TOOL`. `--digest` binds the decision to the request
 you reviewed (from `hud approvals --json`): it is refused if the request changed since.
 
-Exit 0 decided; 1 refused (checks, already decided by someone else); 2 cannot run (no
-such directory, mission or request; read-only: the user cannot write DIR, or
-`--read-only`).
+Exit 0 decided; 1 refused (checks, an unsafe mission or request id such as `a..b`,
+already decided by someone else); 2 cannot run (no such directory, mission or request;
+read-only: the user cannot write DIR, or `--read-only`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hud.commands import SUMMARIES
-from store.approval_checks import refusal, review
+from hud.commands.output import printable, say
+from store.approval_checks import id_blocker, refusal, review
 from store.human import AlreadyDecided, HumanWriteError, writer_for
 from store.workspace import Workspace
-from widgets.safe_text import safe_str as printable
 
 EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
 
@@ -45,7 +46,7 @@ def build(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(code: int, message: str) -> int:
-    print(f"hud decide: {message}", file=sys.stderr)
+    say(f"hud decide: {message}", err=True)
     return code
 
 
@@ -57,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if writer is None:
         why = "--read-only" if args.read_only else f"you cannot write {root}"
         return _fail(EXIT_CANNOT_RUN, f"read-only ({why}): nothing can be decided")
+    unsafe = id_blocker(args.mission, args.request)
+    if unsafe is not None:
+        return _fail(EXIT_REFUSED, printable(unsafe))
     workspace = Workspace(root)
     workspace.scan()
     mission = workspace.missions.get(args.mission)
@@ -95,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(EXIT_REFUSED, printable(str(exc)))
     done = "approved" if decision.decision == "approve" else "rejected"
     valid = f", valid until {decision.valid_until.isoformat()}" if decision.valid_until else ""
-    print(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}")
+    say(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}")
     for warning in checked.warnings:
-        print(f"warning: {printable(warning)}", file=sys.stderr)
+        say(f"warning: {printable(warning)}", err=True)
     return EXIT_DECIDED

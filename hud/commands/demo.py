@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from hud import terminal
 from hud.commands import SUMMARIES
+from hud.commands.output import say
 
 
 def build(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +39,8 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if terminal.refused("hud demo"):
+        return 2
     from hud.app import HudApp
     from hud.commands.simulate import command_line
 
@@ -48,13 +51,14 @@ def run(args: argparse.Namespace) -> int:
         command_line(args), stdin=subprocess.DEVNULL, stdout=log, stderr=log
     )
     try:
-        HudApp(root, theme=args.theme).run()
+        app = HudApp(root, theme=args.theme)
+        app.run()
     finally:
         stop(simulator)
         log.close()
         if args.keep:
-            print(f"demo state directory kept: {root}", file=sys.stderr)
+            say(f"demo state directory kept: {root}", err=True)
         else:
             shutil.rmtree(root, ignore_errors=True)
             Path(log.name).unlink(missing_ok=True)
-    return 0
+    return app.return_code or 0

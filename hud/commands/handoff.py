@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hud.commands import SUMMARIES
-from hud.export import handoff_markdown
+from hud.commands.output import say
+from hud.export import CitedEvidence, handoff_markdown
 from store.workspace import Workspace
 
 
@@ -20,19 +20,20 @@ def build(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.dir.is_dir():
-        print(f"hud handoff: {args.dir}: no such directory", file=sys.stderr)
+        say(f"hud handoff: {args.dir}: no such directory", err=True)
         return 2
     workspace = Workspace(args.dir)
     workspace.scan()
     mission = workspace.missions.get(args.mission)
     if mission is None:
         known = ", ".join(sorted(workspace.missions)) or "none"
-        print(f"hud handoff: no mission {args.mission!r} (missions: {known})", file=sys.stderr)
+        say(f"hud handoff: no mission {args.mission!r} (missions: {known})", err=True)
         return 2
-    text = handoff_markdown(mission, workspace.clock(), workspace.settings)
+    evidence = CitedEvidence.of(mission).read()
+    text = handoff_markdown(mission, workspace.clock(), workspace.settings, evidence)
     if args.output is None:
-        sys.stdout.write(text)
+        say(text.removesuffix("\n"))
     else:
         args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        say(f"wrote {args.output}", err=True)
     return 0

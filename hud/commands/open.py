@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 from pathlib import Path
+
+from hud import terminal
+from hud.commands.output import say
 
 
 def open_app(root: Path, *, read_only: bool, theme: str | None) -> int:
-    """Run the HUD; exit 2 when `root` is not a directory."""
+    """Run the HUD; exit 2 when `root` is not a directory or there is no terminal, 129
+    when the terminal went away."""
     if not root.is_dir():
-        print(f"hud: {root}: no such directory", file=sys.stderr)
+        say(f"hud: {root}: no such directory", err=True)
+        return 2
+    if terminal.refused("hud"):
         return 2
     if not read_only and not os.access(root, os.W_OK):
         read_only = True
@@ -22,8 +27,9 @@ def open_app(root: Path, *, read_only: bool, theme: str | None) -> int:
     try:
         from hud.app import HudApp
 
-        HudApp(root, read_only=read_only, theme=theme, prefetch=small).run()
+        app = HudApp(root, read_only=read_only, theme=theme, prefetch=small)
+        app.run()
     finally:
         if small is not None:
             small.close()
-    return 0
+    return app.return_code or 0

@@ -23,7 +23,7 @@ from store.human import AlreadyDecided, HumanWriteError
 from store.layout import decision_path, request_path
 from widgets.header import HudHeader
 from widgets.request_view import QueueTable, RequestView
-from widgets.safe_text import safe, safe_str
+from widgets.safe_text import safe
 from widgets.status import status_text
 from widgets.tabs.common import moment
 
@@ -199,7 +199,7 @@ class RequestScreen(HudScreen):
         self.review = current
         problem = refusal(current, verdict, "" if verdict == "approve" else "-")
         if problem is not None:
-            self.notify(problem, title=f"Not {verdict}d", severity="error", markup=False)
+            self.notify(problem, title=f"Not {verdict}d", severity="error")
             return
         seen = current.digest
         title = Text("Approve " if verdict == "approve" else "Reject ", style="bold").append_text(
@@ -242,7 +242,7 @@ class RequestScreen(HudScreen):
         self.review = current
         problem = refusal(current, verdict, reason, seen_digest=seen)
         if problem is not None or current.raw is None:
-            self.notify(problem or "", title=f"Not {verdict}d", severity="error", markup=False)
+            self.notify(problem or "", title=f"Not {verdict}d", severity="error")
             self._show(current)
             return
         relpath = decision_path(self.mission_id, self.request_id)
@@ -262,22 +262,20 @@ class RequestScreen(HudScreen):
                 message = "already decided; the existing decision does not load"
             else:
                 message = (
-                    f"already decided by {safe_str(theirs.decided_by)} at "
+                    f"already decided by {theirs.decided_by} at "
                     f"{moment(theirs.decided_at)}: {theirs.decision}"
-                    + (f" ({safe_str(theirs.reason)})" if theirs.reason else "")
+                    + (f" ({theirs.reason})" if theirs.reason else "")
                 )
-            self.notify(message, title="Someone decided first", severity="error", markup=False)
+            self.notify(message, title="Someone decided first", severity="error")
             self.workspace_changed(None)
             return
         except (HumanWriteError, OSError) as exc:
-            self.notify(safe_str(str(exc)), title="Not saved", severity="error", markup=False)
+            self.notify(str(exc), title="Not saved", severity="error")
             return
         hud.wrote([relpath])
         done = "approved" if verdict == "approve" else "rejected"
         until = f", valid until {moment(decision.valid_until)}" if decision.valid_until else ""
-        self.notify(
-            f"{done} {self.mission_id}/{self.request_id}{until}", title="Decided", markup=False
-        )
+        self.notify(f"{done} {self.mission_id}/{self.request_id}{until}", title="Decided")
         self.workspace_changed(None)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.screen import Screen
 
+from hud.display import SafeTitles
 from store.row import MissionStatus
 from widgets.header import HudHeader
 
@@ -33,11 +34,12 @@ def home_relative(path: Path) -> str:
         return str(path)
 
 
-class HudScreen(Screen[None]):
+class HudScreen(SafeTitles, Screen[None]):
     """A screen that follows workspace changes through the app's `changed` signal.
 
     Every write action is hidden centrally: `check_action` refuses the actions
-    registered with `writes` when the app holds no writer (read-only mode).
+    registered with `writes` when the app holds no writer (read-only mode). Its titles
+    are made safe however they are set (`hud.display.SafeTitles`).
     """
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -174,7 +174,7 @@ class NewMissionScreen(ModalScreen[str | None]):
         if field.id == "title":
             title = field.value.strip()
             shown = unique_mission_id(title, self._taken) if title else "—"
-            self.query_one("#mission-id", Static).update(f"id: {shown}")
+            self.query_one("#mission-id", Static).update(Text(f"id: {shown}"))
         self._show_error(field, event.validation_result, only_if_typed=True)
 
     @on(Input.Submitted)
@@ -230,7 +230,7 @@ class NewMissionScreen(ModalScreen[str | None]):
         except HumanWriteError as exc:
             self._form_error(str(exc))
             return
-        self.app.notify(f"mission {mission_id} created", markup=False)
+        self.app.notify(f"mission {mission_id} created")
         self.dismiss(mission_id)
 
     def _area(self, key: str) -> TextArea:
@@ -447,7 +447,7 @@ class ConflictScreen(ModalScreen[str | None]):
             with VerticalScroll(id="diff"):
                 yield Static(diff_text(lines, self.app.theme_variables, empty="identical"))
             ways = " · ".join(f"{key}: {label}" for key, label in self.choices.values())
-            yield Static(f"{ways} · esc: drop yours, keep theirs", classes="hint")
+            yield Static(Text(f"{ways} · esc: drop yours, keep theirs"), classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -528,7 +528,7 @@ class BudgetAdjustScreen(ModalScreen[tuple[str, Any] | None]):
         self.key = key
         spec = LIMIT_BY_KEY[key]
         self.query_one("#value-label", Static).update(
-            f"New {spec.label.lower()} limit ({spec.hint}; empty removes it):"
+            Text(f"New {spec.label.lower()} limit ({spec.hint}; empty removes it):")
         )
         field = self.query_one("#value", Input)
         field.disabled = False
@@ -556,7 +556,7 @@ class BudgetAdjustScreen(ModalScreen[tuple[str, Any] | None]):
 
     def _error(self, message: str) -> None:
         error = self.query_one("#value-error", Static)
-        error.update(f"✗ {message}" if message else "")
+        error.update(safe(f"✗ {message}") if message else "")
         error.display = bool(message)
 
     def action_cancel(self) -> None:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from pathlib import Path
+from collections.abc import Coroutine, Mapping
 from typing import Any, ClassVar
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from hud.export import handoff_markdown
+from hud import saving
+from hud.export import CitedEvidence, handoff_markdown
 from hud.screens.base import HudScreen, writes
 from hud.screens.mission_views import TABS
 from store.layout import Kind
 from store.mission import MissionState
+from store.records import Evidence
 from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.status import status_text
@@ -49,7 +52,7 @@ class MissionScreen(HudScreen):
         yield Static(id="mission-title")
         with TabbedContent(id="tabs", initial=self._first_tab):
             for index, tab in enumerate(TABS, start=1):
-                with TabPane(f"{index} {tab.title}", id=tab.id):
+                with TabPane(Content(f"{index} {tab.title}"), id=tab.id):
                     yield tab.widget()
         yield Footer()
 
@@ -82,22 +85,37 @@ class MissionScreen(HudScreen):
         self.refresh_bindings()
 
     def action_export(self) -> None:
-        """Write the handoff as Markdown to ./<mission>-handoff.md (never into STATE_DIR)."""
+        """Write the handoff as Markdown to <mission>-handoff.md, outside STATE_DIR in
+        every mode (`hud.saving.export_folder`)."""
+        mission = self.mission
+        if mission is not None:
+            self.save_handoff(CitedEvidence.of(mission))
+
+    @work(thread=True, exclusive=True, group="export")
+    def save_handoff(self, cited: CitedEvidence) -> None:
+        """Off the event loop: read the cited evidence, have the loop render, save."""
+        app = self.app
+        folder = saving.export_folder(self.hud.root)
+        if folder is None:
+            app.notify(f"nothing saved: {saving.NOWHERE}", severity="error")
+            return
+        text = app.call_from_thread(self._markdown, cited.read())
+        if text is None:
+            return
+        target = folder / f"{self.mission_id}-handoff.md"
+        try:
+            saving.write_text(target, text)
+        except OSError as exc:
+            app.notify(f"export failed: {exc}", severity="error")
+            return
+        app.notify(f"handoff written to {target}")
+
+    def _markdown(self, evidence: Mapping[str, Evidence]) -> str | None:
         mission = self.mission
         if mission is None:
-            return
+            return None
         workspace = self.hud.workspace
-        target = Path.cwd() / f"{self.mission_id}-handoff.md"
-        if target.resolve().is_relative_to(workspace.root):
-            target = Path.home() / target.name
-        try:
-            target.write_text(
-                handoff_markdown(mission, workspace.clock(), workspace.settings), "utf-8"
-            )
-        except OSError as exc:
-            self.notify(f"export failed: {exc}", severity="error", markup=False)
-            return
-        self.notify(f"handoff written to {target}", markup=False)
+        return handoff_markdown(mission, workspace.clock(), workspace.settings, evidence)
 
     def action_tab(self, tab_id: str) -> None:
         self.query_one(TabbedContent).active = tab_id

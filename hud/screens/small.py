@@ -19,8 +19,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from hud.offload import read_document
 from hud.screens.base import HudScreen, writes
 from store.human import Saved
+from store.problems import Problem
 from store.small.layout import FILES
 from store.small.workspace import SmallWorkspace
 from widgets.header import HudHeader
@@ -225,7 +227,7 @@ class SmallScreen(HudScreen):
     def action_copy_accept(self) -> None:
         commands = "\n".join(accept_commands(self.small))
         self.app.copy_to_clipboard(commands)
-        self.notify("copied the `small accept` commands (OSC 52 clipboard)", markup=False)
+        self.notify("copied the `small accept` commands (OSC 52 clipboard)")
 
     def action_edit_intent(self) -> None:
         self._edit("intent")
@@ -249,11 +251,9 @@ async def edit_small(screen: SmallScreen, kind: str) -> bool:
     file = small.files[kind]
     if writer is None:
         return False
-    path = app.workspace.root / file.relpath
-    try:
-        base = path.read_bytes()
-    except OSError as exc:
-        app.notify(f"cannot edit {file.relpath}: {exc}", severity="error", markup=False)
+    base = await read_document(app, app.workspace.root, file.relpath)
+    if isinstance(base, Problem):
+        app.notify(f"cannot edit {file.relpath}: {base.message}", severity="error")
         return False
 
     def save(edited: str, base_sha: str | None) -> Saved:
@@ -275,7 +275,6 @@ async def edit_small(screen: SmallScreen, kind: str) -> bool:
     app.notify(
         f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "
         f"`small accept` does, run (c copies it):\n{command}",
-        markup=False,
         timeout=12,
     )
     return True

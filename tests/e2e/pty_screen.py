@@ -1,4 +1,4 @@
-"""Run the real `hud` in a pseudo-terminal and read its screen with pyte."""
+"""Run the real `hud` in a pseudo-terminal and read its screen with pyte; close the terminal."""
 
 from __future__ import annotations
 
@@ -6,11 +6,62 @@ import os
 import select
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import ptyprocess
 import pyte
+
+DETACH = (
+    "import os, sys\n"
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    os.setsid()\n"
+    "    os.execvp(sys.argv[1], sys.argv[1:])\n"
+    "os.waitpid(child, 0)\n"
+)
+"""`python -c DETACH argv...`: run argv in a session of its own, still on this terminal
+(its stdin and stdout), so that closing the terminal sends it no SIGHUP: it only reads
+end-of-input. The terminal's own session leader (this wrapper) gets the SIGHUP."""
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (Linux /proc)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` now (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def wait_gone(pids: Iterable[int], timeout: float) -> float | None:
+    """Seconds until none of `pids` runs, or None if one still does after `timeout`."""
+    started = time.monotonic()
+    while any(running(pid) for pid in pids):
+        if time.monotonic() - started > timeout:
+            return None
+        time.sleep(0.01)
+    return time.monotonic() - started
 
 
 def hud_command(*args: str) -> list[str]:
@@ -75,6 +126,18 @@ class PtyHud:
             if needle in self.text():
                 return self.text()
         raise AssertionError(f"{needle!r} not on screen after {timeout} s:\n{self.text()}")
+
+    def hang_up(self, timeout: float = 5.0) -> float | None:
+        """Close the terminal as a closed window or a dropped ssh connection does: the
+        master side goes away and the kernel hangs the terminal up. Seconds until the
+        process on it ended, or None if it still runs after `timeout`."""
+        started = time.monotonic()
+        self.process.fileobj.close()
+        while time.monotonic() - started < timeout:
+            if not self.process.isalive():
+                return time.monotonic() - started
+            time.sleep(0.01)
+        return None
 
     def press(self, keys: str) -> None:
         self.process.write(keys.encode())

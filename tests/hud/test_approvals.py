@@ -17,6 +17,7 @@ from store.agent import authorize
 from store.human import HumanWriter
 from tests.factory import T0, mission, resume, stamp
 from tests.hud.conftest import until
+from tests.store.test_plan_binding import V1, without, write_plan
 from widgets.request_view import QueueTable, RequestView
 
 HOSTILE = {"cmd": "echo hi \u202e", "clip": "\x1b]52;c;SGVsbG8=\x07", "title": "\x1b]0;pwned\x07"}
@@ -308,3 +309,50 @@ async def test_read_only_hides_decisions(
         active = {b.binding.key for b in app.screen.active_bindings.values()}
         assert key not in active  # hidden from the footer and help
     assert not (state_dir / "missions/beta/approvals/r1.toml").exists()
+
+
+async def test_a_plan_that_drops_the_step_makes_the_open_request_stale(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """The issue: plan v2 drops step `metrics` while its request is on screen; `y` used
+    to approve it with only "plan v1 is not the latest" shown."""
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    write_plan(beta, 1, V1)
+    beta.request("r1", step="metrics", tool="promql", args={"q": "up"}, risk="read_only")
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        toasts = capture(app)
+        screen = await open_request(pilot, app)
+        assert screen.review is not None and screen.review.can_approve
+        write_plan(beta, 2, without(V1, "metrics"))
+        await until(pilot, lambda: "stale (step-removed)" in shown(app))
+        text = shown(app)
+        assert "its plan changed: plan v1 no longer holds" in text
+        assert "v1 (latest v2) step-removed" in text
+        assert "step 'metrics' of plan v1" in text and "Changed since it was decided" not in text
+        await pilot.press("y")
+        await until(pilot, lambda: any("stale (step-removed)" in t for t in toasts))
+        assert not any(isinstance(s, ReasonDialog) for s in app.screen_stack)
+        assert app.workspace.pending_requests() == []
+    assert not (root / "missions/beta/approvals/r1.toml").exists()
+
+
+async def test_a_read_only_change_is_a_notice(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    write_plan(beta, 1, V1)
+    beta.request("r1", step="metrics", tool="promql", args={"q": "up"}, risk="read_only")
+    write_plan(beta, 2, [*V1, {"id": "lint", "title": "Lint the config"}])
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_request(pilot, app)
+        await until(pilot, lambda: "notice (read-only-change)" in shown(app))
+        assert "v2 adds 'lint' (read_only)" in shown(app)
+        await pilot.press("y")
+        await until(pilot, lambda: any(isinstance(s, ReasonDialog) for s in app.screen_stack))
+        await pilot.press("enter")
+        await until(pilot, lambda: (root / "missions/beta/approvals/r1.toml").exists())
+    assert decision_of(root, "beta", "r1")["decision"] == "approve"

@@ -1,7 +1,11 @@
-"""`hud --help`, `hud --version`, each subcommand's `--help`, and a missing directory."""
+"""`hud --help`, `hud --version`, each subcommand's `--help`, a missing directory, and no
+terminal (the HUD refuses to start; subcommands work)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -9,6 +13,7 @@ import pytest
 
 from hud import commands
 from hud.cli import main
+from tests.e2e.pty_screen import hud_command
 
 
 def _exit_code(argv: list[str]) -> int | str | None:
@@ -39,3 +44,44 @@ def test_each_subcommand_has_its_own_help(name: str, capsys: pytest.CaptureFixtu
 def test_a_missing_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+# ---- no terminal -------------------------------------------------------------------------
+
+
+def _without_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`hud args` with stdin and stdout not terminals (as over scp, sftp or `ssh host cmd`):
+    (exit code, stdout, stderr); fails if it runs past NO_TTY_SECONDS."""
+    done = subprocess.run(
+        hud_command(*args),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=NO_TTY_SECONDS,
+        env=env,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+NO_TTY_SECONDS = 10.0
+"""The process starts a Python interpreter; the refusal itself is immediate."""
+
+
+def test_the_hud_refuses_to_start_without_a_terminal_and_subcommands_still_run(
+    state_dir: Path,
+) -> None:
+    started = time.monotonic()
+    code, out, err = _without_a_terminal(str(state_dir))
+    assert time.monotonic() - started < NO_TTY_SECONDS
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "stdin and stdout are not terminals" in err
+    code, out, err = _without_a_terminal("check", str(state_dir))
+    assert code == 0 and "3 missions, 0 errors" in out and err == ""
+    code, out, _ = _without_a_terminal("approvals", str(state_dir), "--json")
+    assert code == 0 and '"beta"' in out
+
+
+def test_the_demo_refuses_to_start_without_a_terminal(tmp_path: Path) -> None:
+    code, out, err = _without_a_terminal("demo", env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert (code, out) == (2, "") and "are not terminals" in err
+    assert list(tmp_path.iterdir()) == []  # no demo directory, no simulator log

@@ -14,6 +14,7 @@ from hud.cli import main
 from store.agent import authorize
 from store.human import HumanWriter
 from tests.factory import mission, stamp
+from tests.store.test_plan_binding import CASES, Case, build
 
 HOSTILE = {"cmd": "echo \u202e", "clip": "\x1b]52;c;SGVsbG8=\x07"}
 
@@ -148,3 +149,53 @@ def test_decide_unknown_things(root: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["decide", str(root), "nope", "ro", "approve"]) == 2
     assert main(["decide", str(root), "beta", "nope", "approve"]) == 2
     assert main(["approvals", str(root / "nope")]) == 2
+
+
+# ---- approvals bind to the plan version (store.plan_binding) -----------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_approvals_json_names_the_plan_rule(
+    tmp_path: Path, case: Case, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(tmp_path, case)
+    assert main(["approvals", str(tmp_path), "--json", "--all"]) == 0
+    (item,) = json.loads(capsys.readouterr().out)
+    binding = item["plan_binding"]
+    assert binding["rule"] == case.rule
+    assert binding["stale"] is case.stale
+    assert binding["plan_version"] == 1 and binding["latest_plan_version"] == 1 + len(case.later)
+    assert item["status"] == ("stale" if case.stale else "pending")
+    for words in case.says:
+        assert words in binding["message"]
+    if case.stale:
+        assert not item["can_approve"]
+        assert binding["message"].startswith(f"stale ({case.rule}): ")
+        assert binding["message"] in item["blockers"]
+    elif case.rule == "read-only-change":
+        assert item["can_approve"] and binding["message"] in item["warnings"]
+        assert {c["kind"] for c in binding["changes"]} <= {"added", "removed", "changed"}
+    assert main(["approvals", str(tmp_path), "--json"]) == 0
+    pending = json.loads(capsys.readouterr().out)
+    assert [i["id"] for i in pending] == ([] if case.stale else ["r1"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_decide_refuses_a_request_whose_plan_no_longer_holds(
+    tmp_path: Path, case: Case, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(tmp_path, case)
+    code = main(["decide", str(tmp_path), "m", "r1", "approve", "--reason", "looked"])
+    err = capsys.readouterr().err
+    decided = tmp_path / "missions/m/approvals/r1.toml"
+    if case.stale:
+        assert code == 1
+        assert f"cannot approve: stale ({case.rule}): " in err
+        for words in case.says:
+            assert words in err
+        assert not decided.exists()
+    elif case.own_version == "ok":
+        assert code == 0, err
+        assert authorize(tmp_path, "m", "r1").ok
+        if case.rule == "read-only-change":
+            assert "warning: notice (read-only-change): " in err

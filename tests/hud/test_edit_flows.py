@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static, TabbedContent, TextArea
 
 import hud.editing as editing
+from hud import saving
 from hud.app import HudApp
 from hud.screens.edit import (
     BudgetAdjustScreen,
@@ -327,6 +329,34 @@ async def test_external_editor_falls_back_to_in_app_when_terminal_cannot_suspend
         await open_alpha(app, pilot)
         await pilot.press("e")  # headless: app.suspend() is not supported
         await until(pilot, lambda: isinstance(app.screen, TomlEditorScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+
+
+async def test_the_editor_copy_is_never_made_inside_the_state_directory(
+    state_dir: Path,
+    make_app: Callable[..., HudApp],
+    fake_editor: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HOME and every temp folder inside STATE_DIR: no copy anywhere there (the old code
+    fell back to HOME); the in-app editor instead."""
+    log = fake_editor("log.write_text(str(path))\n")
+    monkeypatch.setenv("HOME", str(state_dir))
+    monkeypatch.setattr(tempfile, "tempdir", str(state_dir / "missions"))
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(saving, "TEMP_FALLBACKS", (state_dir,))
+    before = files(state_dir)
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await open_alpha(app, pilot)
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, TomlEditorScreen))
+        assert any("no folder for the editor's copy" in n.message for n in app._notifications)
+        assert not log.exists()
+        assert files(state_dir) == before
+        assert [p for p in state_dir.rglob("*") if "hud-edit" in p.name] == []
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, MissionScreen))
 

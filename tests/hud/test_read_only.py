@@ -8,7 +8,9 @@ where a press lands (app, screen, focus chain; hidden write bindings included),
 re-opening the screen whenever a key left it; the mission screen's own keys once, its
 tabs' keys on each tab. Keys bound nowhere it visited are pressed on the overview and
 a request. Quitting keys go last. Before and after, a snapshot of every file and
-folder under STATE_DIR: (path, kind, size, mtime_ns, sha256); they must be equal.
+folder under STATE_DIR: (path, kind, size, mtime_ns, sha256); they must be equal. What
+the HUD saves for its user (an export, a screenshot) never lands under STATE_DIR, even
+when HOME and the current folder are STATE_DIR.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hashlib
 import importlib
 import os
 import pkgutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import TabbedContent
 
+from hud import saving
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen, RequestScreen
 from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
@@ -264,3 +268,44 @@ async def test_every_key_on_every_screen_writes_nothing(
 def _tab_of(screen: Screen[Any]) -> str | None:
     tabs = screen.query(TabbedContent)
     return tabs.first().active if tabs else None
+
+
+async def test_read_only_saves_nothing_under_state_dir_when_home_is_there(
+    state_dir: Path,
+    make_app: Callable[..., HudApp],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HOME = STATE_DIR = the current folder (a reviewer's account): the handoff export
+    and a screenshot go to $TMPDIR; with every temp folder inside STATE_DIR too, nothing
+    is saved."""
+    root = state_dir
+    (root / "Downloads").mkdir()  # the download folder, as platformdirs finds it
+    monkeypatch.setenv("HOME", str(root))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.chdir(root)
+    outside = tmp_path / "tmp"
+    outside.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(outside))
+    before = snapshot(root)
+    app = make_app(root, read_only=True)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        app.open_mission("beta")
+        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+        await pilot.press("x")
+        await until(pilot, lambda: (outside / "beta-handoff.md").exists())
+        app.deliver_screenshot()
+        await until(pilot, lambda: any(outside.glob("*.svg")))
+        monkeypatch.setattr(tempfile, "tempdir", str(root / "Downloads"))
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setattr(saving, "TEMP_FALLBACKS", (root,))  # /tmp too
+        await pilot.press("x")
+        app.deliver_screenshot()
+        await until(
+            pilot, lambda: sum("nothing saved" in n.message for n in app._notifications) == 2
+        )
+        await pilot.pause(0.2)
+    assert snapshot(root) == before
+    assert sorted(p.suffix for p in outside.iterdir()) == [".md", ".svg"]

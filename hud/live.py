@@ -1,0 +1,113 @@
+"""The live view: changes on disk reach the workspace without the event loop reading a file.
+
+Three workers of the app, one job each:
+- `watch`: the watcher's batches go into a queue; if the state directory goes away or
+  the watcher stops, `health` says so (the header shows it), and when the directory is
+  back the whole of it is queued again (a rescan) and `health` is live again;
+- `fold`: takes the queue, has a thread read the files ahead (`Workspace.read_ahead`),
+  then folds them on the event loop (`Workspace.apply_read`), a bounded step at a time,
+  so keys are handled between steps whatever an agent wrote;
+- `scrub`: every SCRUB_SECONDS, a thread hashes again the logs that changed since they
+  were last verified (`store.scrub`); a log rewritten in place is queued to be read again.
+The app owns the workspace: threads read files and return data, only the event loop
+changes the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.problems import Problem
+    from store.workspace import Workspace
+
+SCRUB_SECONDS = 2.0
+"""A scrub pass starts this long after the last one ended (bench/scrub.py uses it)."""
+RETRY_SECONDS = 0.5
+"""How often a missing state directory is looked for again."""
+
+
+@dataclass
+class Live:
+    """The queue of changed paths between the watcher, the HUD's own writes and the fold."""
+
+    root: Path
+    fold_step: Callable[[set[str] | None], None]
+    """The app's reaction to a folded step (re-summarize these missions, refresh)."""
+    notice: Callable[[Problem], None]
+    """Shows a notice the fold found (a log read again from the start)."""
+    health_changed: Callable[[], None]
+    pending: set[str] = field(default_factory=set)
+    health: str | None = "starting"
+    """None while live; else what is wrong with watching, in words."""
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def queue(self, paths: Iterable[str]) -> None:
+        """Paths to bring up to date (from the watcher, the scrub or the HUD's writes)."""
+        self.pending.update(paths)
+        if self.pending:
+            self._wake.set()
+
+    def _set_health(self, health: str | None) -> None:
+        if health != self.health:
+            self.health = health
+            self.health_changed()
+
+    async def watch(self) -> None:
+        """Feed the watcher's batches into the queue, for as long as the app runs."""
+        from store.watch import watch_batches
+
+        first = True
+        while True:
+            if not self.root.is_dir():
+                self._set_health(f"{self.root.name}/ is gone; waiting for it")
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+            if not first:  # it came back, or the watcher starts again: read it all
+                self.queue([""])
+            first = False
+            self._set_health(None)
+            try:
+                async for batch in watch_batches(self.root):
+                    self.queue(batch)
+                    if not self.root.is_dir():
+                        break
+            except Exception as exc:  # the watcher died: say so, start it again
+                self._set_health(f"watcher stopped ({type(exc).__name__}); restarting")
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+            if self.root.is_dir():
+                self._set_health("watcher stopped; restarting")
+                await asyncio.sleep(RETRY_SECONDS)
+
+    async def fold(self, workspace: Callable[[], Workspace]) -> None:
+        """Bring the workspace up to date with the queue, one read-ahead step at a time."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self.pending:
+                paths, self.pending = self.pending, set()
+                index = workspace()
+                ahead = await asyncio.to_thread(index.read_ahead, paths)
+                touched = index.apply_read(ahead)
+                self.pending |= ahead.more
+                notices, index.notices = index.notices, []
+                for notice in notices:
+                    self.notice(notice)
+                self.fold_step(None if "" in paths else touched)
+                await asyncio.sleep(0)  # keys and paints between steps
+
+    async def scrub(self, workspace: Callable[[], Workspace]) -> None:
+        """Re-verify changed logs in the background, a pass every SCRUB_SECONDS."""
+        from store.scrub import scrub, targets
+
+        while True:
+            await asyncio.sleep(SCRUB_SECONDS)
+            index = workspace()
+            found = await asyncio.to_thread(scrub, self.root, targets(index.readers()))
+            if index is workspace():
+                self.queue(index.take_scrub(found))

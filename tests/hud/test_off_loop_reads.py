@@ -1,0 +1,111 @@
+"""A file that would block or never end never freezes the HUD.
+
+hud.toml (read early for its theme) and a SMALL document (read to be edited) are read in
+a thread worker through store.confined: no symlink followed, regular files only, capped.
+Each is made a FIFO with no writer, or a symlink to /dev/zero; the app still answers a
+key within a second, and says what is wrong with the file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static, TabbedContent
+
+from hud.app import HudApp
+from hud.screens.help import HelpScreen
+from hud.screens.problems import ProblemsScreen
+from hud.screens.small import SmallScreen
+from tests.hud.conftest import until
+from tests.hud.test_hostile_text import screen_problems, toasts
+from tests.small_support import SMALL_NOW, VALID, copy_fixture
+from widgets.mission_table import MissionTable
+
+ANSWER_SECONDS = 1.0
+UNBLOCK_SECONDS = 3.0
+"""A reader stuck on the FIFO (the bug) gets end-of-file then, so the test fails on time
+instead of hanging for ever."""
+
+HAZARDS: dict[str, Callable[[Path], None]] = {
+    "fifo": os.mkfifo,
+    "dev-zero": lambda path: path.symlink_to("/dev/zero"),
+}
+SAID = {"fifo": "FIFO", "dev-zero": "symlink"}
+
+
+@contextmanager
+def hazard_at(path: Path, hazard: str) -> Iterator[None]:
+    """Replace `path` with the hazard; a FIFO gets a writer after UNBLOCK_SECONDS."""
+    path.unlink(missing_ok=True)
+    HAZARDS[hazard](path)
+    done = threading.Event()
+
+    def unblock() -> None:
+        if done.wait(UNBLOCK_SECONDS):
+            return
+        while not done.wait(0.05):
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # no reader (anymore): nothing is stuck on it
+                continue
+
+    helper = threading.Thread(target=unblock, daemon=True)
+    if hazard == "fifo":
+        helper.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+@pytest.mark.parametrize("hazard", HAZARDS)
+async def test_a_hud_toml_that_never_ends_does_not_freeze_the_app(
+    hazard: str, state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    with hazard_at(state_dir / "hud.toml", hazard):
+        started = time.monotonic()
+        app = make_app(state_dir)
+        assert time.monotonic() - started < ANSWER_SECONDS
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: app.scanned.is_set())
+            pressed = time.monotonic()
+            await pilot.press("question_mark")
+            await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            assert time.monotonic() - pressed < ANSWER_SECONDS
+            await pilot.press("escape", "exclamation_mark")
+            await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+            await pilot.pause(0.1)
+            shown = "\n".join(s.text for s in app.screen._compositor.render_strips())
+            assert "hud.toml" in shown and SAID[hazard] in shown
+            assert screen_problems(app) == []
+
+
+@pytest.mark.parametrize("hazard", HAZARDS)
+async def test_a_small_document_that_never_ends_does_not_freeze_editing(
+    hazard: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    root = copy_fixture(VALID, tmp_path)
+    with hazard_at(root / ".small" / "intent.small.yml", hazard):
+        app = HudApp(root, clock=lambda: SMALL_NOW)
+        async with app.run_test(size=(100, 30), notifications=True) as pilot:
+            await until(pilot, lambda: list(app.screen.query_one(MissionTable).order) != [])
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, SmallScreen))
+            await pilot.pause(0.1)
+            pressed = time.monotonic()
+            await pilot.press("e", "2")
+            await until(pilot, lambda: app.screen.query_one(TabbedContent).active == "plan")
+            assert time.monotonic() - pressed < ANSWER_SECONDS
+            await until(pilot, lambda: any("cannot edit" in t for t in toasts(app)))
+            said = next(t for t in toasts(app) if "cannot edit" in t)
+            assert ".small/intent.small.yml" in said and SAID[hazard] in said
+            assert isinstance(app.screen, SmallScreen)
+            assert app.screen.query_one("#plan-detail", Static).display
