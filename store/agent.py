@@ -12,7 +12,8 @@ replaced atomically (temp + fsync + rename + fsync of the folder).
 needed approval: the decision approves exactly the request as it is now, has not
 expired, and no attempt has used it yet. `AgentWriter.start_approved_attempt()` makes
 that check and records the attempt under the events log's lock, so one approval runs
-once even with several agents.
+once even with several agents. `wait_for_decision()` waits for a human to decide (it
+polls the decision's name) without using the approval.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import mmap
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,6 +37,7 @@ from pydantic import ValidationError
 from store import confined, durable
 from store.layout import (
     Kind,
+    classify,
     decision_path,
     doc_path,
     log_path,
@@ -52,6 +55,7 @@ from store.load import (
     load_document,
     unknown_field_problems,
 )
+from store.plan_binding import plan_binding
 from store.problems import Problem
 from store.records import (
     GENESIS,
@@ -337,7 +341,8 @@ class Authorization:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalUse:
-    """An attempt event that references an approval."""
+    """An attempt event found in the events log (one that references an approval, or
+    ran under an idempotency key)."""
 
     seq: int
     step: str
@@ -351,7 +356,16 @@ def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse 
     contain it, so a long log costs a memory scan, not a JSON parse per line. LogCorrupt
     when the log is not a regular file (then no one can tell).
     """
-    needle = json.dumps(request_id, ensure_ascii=False).encode("utf-8")
+    return _first_attempt(root, mission, "approval", request_id)
+
+
+def find_attempt(root: Path, mission: str, idempotency_key: str) -> ApprovalUse | None:
+    """The first attempt event (its start) under `idempotency_key`, found the same way."""
+    return _first_attempt(root, mission, "idempotency_key", idempotency_key)
+
+
+def _first_attempt(root: Path, mission: str, field: str, value: str) -> ApprovalUse | None:
+    needle = json.dumps(value, ensure_ascii=False).encode("utf-8")
     opened = open_log(root, log_path(mission, Kind.EVENTS))
     if opened is None:
         return None
@@ -365,23 +379,19 @@ def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse 
                 end = view.find(b"\n", pos)
                 if end == -1:
                     return None  # an unterminated last line is not a record yet
-                use = _approval_use(view[start:end], request_id)
+                use = _attempt_with(view[start:end], field, value)
                 if use is not None:
                     return use
                 pos = view.find(needle, end)
     return None
 
 
-def _approval_use(line: bytes, request_id: str) -> ApprovalUse | None:
+def _attempt_with(line: bytes, field: str, wanted: str) -> ApprovalUse | None:
     try:
         value = json.loads(line)
     except ValueError:
         return None
-    if (
-        isinstance(value, dict)
-        and value.get("type") == "attempt"
-        and value.get("approval") == request_id
-    ):
+    if isinstance(value, dict) and value.get("type") == "attempt" and value.get(field) == wanted:
         seq, step, attempt = value.get("seq"), value.get("step"), value.get("attempt")
         if isinstance(seq, int) and isinstance(step, str) and isinstance(attempt, int):
             return ApprovalUse(seq, step, attempt)
@@ -394,9 +404,11 @@ def authorize(
     """May the action of approval request `request_id` run now? Check at commit time.
 
     ok only when: the request exists and is valid; a decision exists, approves, and
-    its digest equals the digest of the request as it is now; neither the request's
-    `expires_at` nor the decision's `valid_until` has passed; and no attempt event has
-    used this approval yet (one approval runs once).
+    its digest equals the digest of the request as it is now; the plan version the
+    request names still holds (`store.plan_binding`: no newer version removes or changes
+    its step, or adds or changes a step with effects; refused as `stale (<rule>): ...`);
+    neither the request's `expires_at` nor the decision's `valid_until` has passed; and
+    no attempt event has used this approval yet (one approval runs once).
     """
     moment = now or utcnow()
     if not safe_mission_id(mission) or not safe_request_id(request_id):
@@ -410,8 +422,11 @@ def authorize(
         return Authorization(False, f"invalid request: {first}")
     if request.id != request_id:
         return Authorization(False, f"invalid request: its id is {request.id!r}", request, raw)
+    plan_stale = _plan_refusal(root, mission, request)
     decided = load_document(root, decision_path(mission, request_id), Decision)
     if _missing(decided):
+        if plan_stale is not None:
+            return Authorization(False, plan_stale, request, raw)
         if request.expires_at is not None and moment >= request.expires_at:
             return Authorization(
                 False,
@@ -440,11 +455,68 @@ def authorize(
         return deny(f"cannot tell whether the approval was used: {exc}")
     if use is not None:
         return deny(f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})")
+    if plan_stale is not None:
+        return deny(plan_stale)
     if request.expires_at is not None and moment >= request.expires_at:
         return deny(f"expired: request expired at {rfc3339(request.expires_at)}")
     if decision.valid_until is not None and moment >= decision.valid_until:
         return deny(f"expired: approval was valid until {rfc3339(decision.valid_until)}")
     return Authorization(True, "approved", request, raw, decision)
+
+
+def _plan_refusal(root: Path, mission: str, request: ApprovalRequest) -> str | None:
+    """Why the plan no longer holds for `request` (`stale (<rule>): ...`), or None.
+
+    Reads the mission's plan versions from the request's on, as `store.mission` does
+    (confined, no symlink followed): one that does not load counts as unreadable."""
+    folder = f"{mission_dir(mission)}/plan"
+    entries = confined.list_folder(root, folder)
+    if isinstance(entries, Problem):
+        if entries.code == "missing":
+            return None
+        return f"cannot tell whether the plan changed: {entries.path}: {entries.message}"
+    plans: dict[int, Plan | None] = {}
+    for entry in entries:
+        located = classify(f"{folder}/{entry.name}")
+        if located is None or located.kind is not Kind.PLAN:
+            continue
+        version = int(located.parts["version"])
+        if version >= request.plan_version:
+            plans[version] = load_document(root, located.relpath, Plan).record
+    binding = plan_binding(plans, request.plan_version, request.step)
+    return binding.reason if binding.stale else None
+
+
+def wait_for_decision(
+    root: Path,
+    mission: str,
+    request_id: str,
+    timeout: float,
+    *,
+    poll: float = 0.2,
+    now: Callable[[], datetime] = utcnow,
+) -> Authorization:
+    """`authorize()` once request `request_id` is decided, has expired, or `timeout` seconds
+    passed (then its reason is still "not decided").
+
+    Waits cheaply: one `lstat` of the decision's name every `poll` seconds (whatever holds
+    that name means decided; `authorize` reads it confined). Never uses the approval:
+    `AgentWriter.start_approved_attempt` does that at commit time.
+    """
+    auth = authorize(root, mission, request_id, now())
+    if auth.reason != "not decided" or auth.request is None:
+        return auth
+    expires = auth.request.expires_at
+    decision = root / decision_path(mission, request_id)
+    deadline = time.monotonic() + timeout
+    while not os.path.lexists(decision):
+        left = deadline - time.monotonic()
+        if expires is not None:
+            left = min(left, (expires - now()).total_seconds())
+        if left <= 0:
+            break
+        time.sleep(min(poll, left))
+    return authorize(root, mission, request_id, now())
 
 
 def _missing(loaded: Loaded[Any]) -> bool:

@@ -8,13 +8,15 @@ Fail closed. A request cannot be approved in place when
 
 * its mission or request id is not a safe id (`store.layout.unsafe_id`; such a file is
   not a request of the layout, and no decision could be written for it);
-* it is not pending (approved, rejected, stale: changed since it was decided, or expired);
+* it is not pending (approved, rejected, stale: changed since it was decided or bound to
+  a plan version that no longer holds (`store.plan_binding`), or expired);
 * it does not load as a request (its `args` not a JSON object, a field missing, bad JSON),
   or its `id` is not its file name, or it has no digest;
 * its `tool` or `args` (keys or values, at any depth) hold a control, bidi, zero-width
   or other invisible character: the approver could not see what they approve;
 * it does not match its plan: the plan version it names is missing or does not load,
-  or the step is not in that version;
+  or the step is not in that version; a newer plan version that changes only read-only
+  steps is a warning (`read-only-change`), not a blocker;
 * the mission's constraints.toml does not load (the approval's validity and the tool
   rules come from it), or `[tools]` denies the tool or has an `allow` list without it.
 
@@ -30,9 +32,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from store.derive import RequestStatus, request_status
+from store.derive import RequestStatus, request_binding, request_status
 from store.layout import request_path, unsafe_id
 from store.mission import MissionState
+from store.plan_binding import UNBOUND, PlanBinding
 from store.records import (
     RISK_ORDER,
     ApprovalRequest,
@@ -261,6 +264,15 @@ class Review:
     changes: tuple[Change, ...] | None
     """For a stale request: previous -> now, field by field (None: previous unknown)."""
     valid_for_seconds: int
+    binding: PlanBinding = UNBOUND
+    """What newer plan versions mean for the request (`store.plan_binding`)."""
+    digest_changed: bool = False
+    """True when a decision exists and its digest does not match the request as it is now."""
+
+    @property
+    def plan_stale(self) -> bool:
+        """Stale because its plan version no longer holds (not because the request changed)."""
+        return self.status is RequestStatus.STALE and not self.digest_changed
 
     @property
     def can_approve(self) -> bool:
@@ -306,7 +318,11 @@ def _decided_line(verb: str, decision: Decision) -> str:
     return f"{verb} by {decision.decided_by} at {when}"
 
 
-def _status_blocker(status: RequestStatus, decision: Decision | None) -> str:
+def _status_blocker(
+    status: RequestStatus, decision: Decision | None, binding: PlanBinding, digest_changed: bool
+) -> str:
+    if status is RequestStatus.STALE and not digest_changed and binding.stale:
+        return binding.reason
     if status is RequestStatus.STALE:
         return (
             "stale: changed since it was decided (digest mismatch); the agent must file "
@@ -336,6 +352,8 @@ def review(
     decided = mission.decisions.get(request_id)
     decision = decided.record if decided is not None else None
     digest = safe_digest(raw) if raw is not None else None
+    binding = request_binding(mission, request_id)
+    digest_changed = decision is not None and mission.decision_is_current(request_id) is not True
 
     common: list[str] = []  # blocks approving and rejecting
     blockers: list[str] = []  # blocks approving
@@ -345,7 +363,7 @@ def review(
     if unsafe is not None:
         common.append(unsafe)
     if status is not RequestStatus.PENDING:
-        common.append(_status_blocker(status, decision))
+        common.append(_status_blocker(status, decision, binding, digest_changed))
     elif decided is not None and decision is None:
         common.append(f"a decision file exists but does not load: {decided.relpath}")
     if raw is None:
@@ -376,14 +394,18 @@ def review(
                 "what would run is not what you can read"
             )
 
-    step, plan_version, latest = _plan_checks(mission, request, raw, blockers, warnings)
+    step, plan_version, latest = _plan_checks(mission, request, raw, blockers)
+    if binding.stale and binding.reason not in common:
+        blockers.append(binding.reason)
+    elif binding.message and not binding.stale:
+        warnings.append(binding.reason)
     valid_for = _constraint_checks(mission, request, blockers, warnings)
     if step is not None and request is not None:
         _risk_check(request, step, warnings)
 
     previous: dict[str, Any] | None = None
     changes: tuple[Change, ...] | None = None
-    if status is RequestStatus.STALE and decision is not None:
+    if status is RequestStatus.STALE and decision is not None and digest_changed:
         previous = snapshot_of(decision)
         if previous is None and seen is not None:
             previous = seen.get(mission.id, request_id, decision.digest)
@@ -411,6 +433,8 @@ def review(
         previous=previous,
         changes=changes,
         valid_for_seconds=valid_for,
+        binding=binding,
+        digest_changed=digest_changed,
     )
 
 
@@ -442,9 +466,9 @@ def _plan_checks(
     request: ApprovalRequest | None,
     raw: dict[str, Any] | None,
     blockers: list[str],
-    warnings: list[str],
 ) -> tuple[PlanStep | None, int | None, int | None]:
-    """The step the request serves, from the plan version it names."""
+    """The step the request serves, from the plan version it names (what newer versions
+    mean for it is `store.plan_binding`)."""
     loaded_versions = [v for v, p in mission.plans.items() if p.record is not None]
     latest = max(loaded_versions, default=None)
     version = request.plan_version if request is not None else None
@@ -463,8 +487,6 @@ def _plan_checks(
     if plan is None:
         blockers.append(f"plan v{version}, which the request names, does not load")
         return None, version, latest
-    if latest is not None and version < latest:
-        warnings.append(f"plan v{version} is not the latest (v{latest}): the plan changed since")
     step = next((s for s in plan.steps if s.id == step_id), None)
     if step is None:
         blockers.append(f"step {step_id!r} is not in plan v{version}")
@@ -572,6 +594,8 @@ class QueueItem:
     summary: str
     requested_at: datetime | None
     expires_at: datetime | None
+    binding: PlanBinding = UNBOUND
+    """What newer plan versions mean for the request: a stale rule, a notice, or none."""
 
     @property
     def key(self) -> str:
@@ -599,6 +623,7 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
     loaded = mission.requests[request_id]
     record, raw = loaded.record, loaded.raw or {}
     status = request_status(mission, request_id, now)
+    binding = request_binding(mission, request_id)
     if record is not None:
         return QueueItem(
             mission.id,
@@ -611,6 +636,7 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
             record.summary,
             record.requested_at,
             record.expires_at,
+            binding,
         )
 
     def text(name: str) -> str:
@@ -630,6 +656,7 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
         text("summary") or "(invalid request)",
         None,
         None,
+        binding,
     )
 
 

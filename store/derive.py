@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from store.plan_binding import UNBOUND, PlanBinding, plan_binding
 from store.records import Settings
 from store.row import MissionStatus
 
@@ -25,8 +26,33 @@ class RequestStatus(StrEnum):
 ACTIVE_STATES = frozenset({"ready", "running", "verifying", "waiting_for_approval"})
 
 
+def request_binding(mission: MissionState, request_id: str) -> PlanBinding:
+    """What the plan versions newer than the request's mean for it (`store.plan_binding`).
+
+    The request's `plan_version` and `step` come from its record, or from its raw JSON
+    when it does not validate (if they have the right types there)."""
+    loaded = mission.requests[request_id]
+    if loaded.record is not None:
+        version, step = loaded.record.plan_version, loaded.record.step
+    else:
+        raw = loaded.raw or {}
+        raw_version, raw_step = raw.get("plan_version"), raw.get("step")
+        if not isinstance(raw_version, int) or isinstance(raw_version, bool):
+            return UNBOUND
+        if not isinstance(raw_step, str):
+            return UNBOUND
+        version, step = raw_version, raw_step
+    plans = {v: plan.record for v, plan in mission.plans.items() if v >= version}
+    return plan_binding(plans, version, step)
+
+
 def request_status(mission: MissionState, request_id: str, now: datetime) -> RequestStatus:
-    """Pending, approved, rejected, stale (digest mismatch) or expired."""
+    """Pending, approved, rejected, stale or expired (docs/format.md, "Derived, never stored").
+
+    Stale: the decision's digest no longer matches the request, or the request is bound
+    to a plan version that no longer holds (`request_binding(...).stale`). An approval
+    an attempt has already used stays approved (or expired): it ran under its plan.
+    """
     loaded = mission.requests[request_id]
     request = loaded.record
     decision_loaded = mission.decisions.get(request_id)
@@ -36,11 +62,15 @@ def request_status(mission: MissionState, request_id: str, now: datetime) -> Req
             return RequestStatus.STALE
         if decision.decision == "reject":
             return RequestStatus.REJECTED
+        if request_id not in mission.used_approvals and request_binding(mission, request_id).stale:
+            return RequestStatus.STALE
         if decision.valid_until is not None and now > decision.valid_until:
             return RequestStatus.EXPIRED
         if request is not None and request.expires_at is not None and now > request.expires_at:
             return RequestStatus.EXPIRED
         return RequestStatus.APPROVED
+    if request_binding(mission, request_id).stale:
+        return RequestStatus.STALE
     if request is not None and request.expires_at is not None and now > request.expires_at:
         return RequestStatus.EXPIRED
     return RequestStatus.PENDING
