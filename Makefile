@@ -23,7 +23,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy store hud widgets themes simulator
+	$(BIN)/mypy store hud widgets themes simulator agentside
 	$(BIN)/lint-imports
 
 test: lint

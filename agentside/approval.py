@@ -1,0 +1,127 @@
+"""Asking a human: file an approval request, wait for the decision, read what it says.
+
+The same path for `hud agent request`, the Claude Code hook and the MCP server. Filing
+first refuses what the HUD could never approve (a tool the mission's rules deny; a tool
+or args holding a control or invisible character, a newline too, which the HUD refuses
+to approve: `store.approval_checks`), then writes the request and the step's
+`waiting_for_approval` event.
+Waiting never uses the approval; `authorize` (`AgentWriter.start_approved_attempt`) does,
+at commit time.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from itertools import chain
+from typing import Any, Literal
+
+from agentside.mission import constraints, plan_step
+from agentside.output import EXIT_EXPIRED, EXIT_OK, EXIT_REFUSED
+from agentside.policy import tool_refusal
+from store.agent import AgentError, AgentWriter, Authorization, rfc3339, wait_for_decision
+from store.records import ApprovalRequest, Risk
+
+Status = Literal["approved", "rejected", "expired", "timed_out", "pending", "refused"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Where a request stands for the agent, and why."""
+
+    request: str
+    status: Status
+    reason: str
+    decided_by: str = ""
+    decided_at: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """0 approved; 3 expired or timed out; 1 anything else (rejected, refused, pending)."""
+        if self.status == "approved":
+            return EXIT_OK
+        return EXIT_EXPIRED if self.status in ("expired", "timed_out") else EXIT_REFUSED
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "request": self.request,
+            "status": self.status,
+            "reason": self.reason,
+            "decided_by": self.decided_by or None,
+            "decided_at": self.decided_at or None,
+        }
+
+    def text(self) -> str:
+        """One line: `approved by alice at T: reason`, `timed out: not decided` ..."""
+        said = self.status.replace("_", " ")
+        if self.decided_by:
+            said += f" by {self.decided_by} at {self.decided_at}"
+        return f"{said}: {self.reason}" if self.reason else said
+
+
+def outcome(request_id: str, auth: Authorization, *, waited: bool) -> Outcome:
+    """What `auth` (from `authorize`) says; "not decided" is `timed_out` after a wait.
+    Who decided, and when, is told only for an approval or a rejection that stands."""
+    decision = auth.decision
+    status: Status
+    reason = auth.reason
+    if decision is not None and (auth.ok or decision.decision == "reject"):
+        status = "approved" if auth.ok else "rejected"
+        return Outcome(
+            request_id, status, decision.reason, decision.decided_by, rfc3339(decision.decided_at)
+        )
+    if auth.reason.startswith("expired: "):
+        status, reason = "expired", auth.reason.removeprefix("expired: ")
+    elif auth.reason == "not decided":
+        status = "timed_out" if waited else "pending"
+    else:
+        status = "refused"
+    return Outcome(request_id, status, reason)
+
+
+def file_request(
+    writer: AgentWriter,
+    step: str,
+    tool: str,
+    args: dict[str, Any],
+    *,
+    summary: str = "",
+    risk: Risk | None = None,
+    request_id: str | None = None,
+    expires_in: float,
+) -> ApprovalRequest:
+    """Write a request against the latest plan version (its step's risk unless `risk`),
+    expiring after `expires_in` seconds, and mark the step waiting for approval."""
+    refused = tool_refusal(tool, constraints(writer)) or _unreadable(tool, args)
+    if refused is not None:
+        raise AgentError(f"cannot be approved in the HUD: {refused}")
+    version, spec = plan_step(writer, step)
+    request_id = request_id or f"req-{secrets.token_hex(6)}"
+    request = writer.request_approval(
+        request_id,
+        step,
+        version,
+        tool,
+        args,
+        risk or spec.risk,
+        summary,
+        valid_for=timedelta(seconds=expires_in),
+    )
+    writer.step(step, "waiting_for_approval", version, f"approval requested: {request_id}")
+    return request
+
+
+def _unreadable(tool: str, args: dict[str, Any]) -> str | None:
+    """The first character of `tool` or `args` an approver could not read, as the HUD's
+    own check names it."""
+    from store.approval_checks import hazards  # only asking needs it: the hook starts sooner
+
+    found = next(chain(hazards(tool, ("tool",)), hazards(args, ("args",))), None)
+    return f"tool or args contain a control or invisible character ({found})" if found else None
+
+
+def await_outcome(writer: AgentWriter, request_id: str, seconds: float) -> Outcome:
+    """Wait up to `seconds` (at most until the request expires) for the decision."""
+    auth = wait_for_decision(writer.root, writer.mission, request_id, seconds)
+    return outcome(request_id, auth, waited=True)
