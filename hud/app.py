@@ -18,6 +18,7 @@ from textual.signal import Signal
 
 from hud import saving
 from hud.display import SafeTitles, plain
+from hud.live import Live
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
 from hud.terminal import end_with_terminal
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from hud.approvals import ApprovalFeed
     from store.human import HumanWriter
+    from store.problems import Problem
     from store.row import MissionSummary
     from store.small.prefetch import Prefetch
     from store.workspace import Workspace
@@ -94,7 +96,13 @@ class HudApp(SafeTitles, App[None]):
         self.scanned = asyncio.Event()
         self.changed: Signal[set[str] | None] = Signal(self, "changed")
         """Published after the workspace changed: the missions touched, or None for all."""
-        self.watching = False
+        self.feed = Live(
+            self.root,
+            fold_step=self._folded,
+            notice=self._notice,
+            health_changed=self._health_changed,
+        )
+        """Changes on disk (and the HUD's own writes) on their way into the workspace."""
         self._ticks = 0
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
@@ -117,6 +125,8 @@ class HudApp(SafeTitles, App[None]):
             self.preview()
         if self.live:
             self.watch_state()
+            self.scrub_logs()
+        self.fold_changes()
         self.scan()
 
     def now(self) -> datetime:
@@ -260,24 +270,44 @@ class HudApp(SafeTitles, App[None]):
         self.changed.publish(touched)
         self._open_if_indexed()
 
+    @property
+    def watch_health(self) -> str | None:
+        """None while the HUD watches the directory live; else why not, in words."""
+        return self.feed.health if self.live else "not watching"
+
     @work(exclusive=True, group="watch")
     async def watch_state(self) -> None:
-        """Apply each batch of file changes to the workspace, on the event loop."""
-        from store.watch import watch_batches
+        """Queue each batch of file changes (hud.live: the watcher, its health)."""
+        await self.feed.watch()
 
-        self.watching = True
-        async for batch in watch_batches(self.root):
-            await self.scanned.wait()
-            touched: set[str] | None = self.workspace.apply(batch)
-            if "hud.toml" in batch:
-                self._apply_settings()
-                touched = None
-            self._publish(touched)
+    @work(exclusive=True, group="fold")
+    async def fold_changes(self) -> None:
+        """Fold queued changes into the workspace once the scan is done (hud.live)."""
+        await self.scanned.wait()
+        await self.feed.fold(lambda: self.workspace)
+
+    @work(exclusive=True, group="scrub")
+    async def scrub_logs(self) -> None:
+        """Re-verify changed logs in the background (hud.live, store.scrub)."""
+        await self.scanned.wait()
+        await self.feed.scrub(lambda: self.workspace)
+
+    def _folded(self, touched: set[str] | None, paths: set[str]) -> None:
+        """One step of changes is in the workspace: re-summarize, refresh the screens."""
+        if touched is None or "hud.toml" in paths:
+            self._apply_settings()
+            touched = None
+        self._publish(touched)
+
+    def _notice(self, notice: Problem) -> None:
+        self.notify(f"{notice.path}: {notice.message}", title=notice.code, severity="warning")
+
+    def _health_changed(self) -> None:
+        self.changed.publish(set())  # the header says whether the HUD is live
 
     def wrote(self, relpaths: Iterable[str]) -> None:
-        """Apply files the HUD itself just wrote, without waiting for the watcher."""
-        if self.scanned.is_set():
-            self._publish(self.workspace.apply(relpaths))
+        """Files the HUD itself just wrote: folded at once, without waiting for the watcher."""
+        self.feed.queue(relpaths)
 
     def _needs_you(self, summary: MissionSummary) -> None:
         """A toast when a mission starts needing a human."""
@@ -367,6 +397,8 @@ class HudApp(SafeTitles, App[None]):
         mission = self.workspace.missions.get(mission_id) if self._indexed() else None
         if mission is not None and request_id in mission.requests:
             self.push_screen(RequestScreen(mission_id, request_id))
+        elif mission is None:  # a loopexec escalation: its run shows it
+            self.open_mission(mission_id)
 
     def open_mission(self, mission_id: str, tab: str = "") -> None:
         """Open a mission (native on `tab`, SMALL or loopexec) by id; unknown ids do nothing.

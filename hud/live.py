@@ -36,8 +36,9 @@ class Live:
     """The queue of changed paths between the watcher, the HUD's own writes and the fold."""
 
     root: Path
-    fold_step: Callable[[set[str] | None], None]
-    """The app's reaction to a folded step (re-summarize these missions, refresh)."""
+    fold_step: Callable[[set[str] | None, set[str]], None]
+    """The app's reaction to a folded step: the missions touched (None: any may have
+    changed) and the paths the step folded."""
     notice: Callable[[Problem], None]
     """Shows a notice the fold found (a log read again from the start)."""
     health_changed: Callable[[], None]
@@ -98,7 +99,7 @@ class Live:
                 notices, index.notices = index.notices, []
                 for notice in notices:
                     self.notice(notice)
-                self.fold_step(None if "" in paths else touched)
+                self.fold_step(None if "" in paths else touched, paths)
                 await asyncio.sleep(0)  # keys and paints between steps
 
     async def scrub(self, workspace: Callable[[], Workspace]) -> None:

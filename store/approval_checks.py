@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from store.derive import RequestStatus, request_binding, request_status
 from store.layout import request_path, unsafe_id
+from store.loopexec import ID_PREFIX as LOOPEXEC_PREFIX
 from store.mission import MissionState
 from store.plan_binding import UNBOUND, PlanBinding
 from store.records import (
@@ -669,9 +670,42 @@ def approval_queue(
         for mission in workspace.missions.values()
         for request_id in mission.requests
     ]
+    items += escalation_items(workspace)
     if not everything:
         items = [item for item in items if item.status is RequestStatus.PENDING]
     items.sort(key=QueueItem.sort_key)
+    return items
+
+
+ESCALATION = "escalation"
+"""The request id of a loopexec run's open escalation in the queue (one per run)."""
+
+
+def escalation_items(workspace: Workspace) -> list[QueueItem]:
+    """An open loopexec escalation is a request for a human too: it is in the queue (and
+    counted in the header), and opening it shows the run (loopexec decides it, not the
+    HUD)."""
+    loopexec = workspace.loopexec
+    items = []
+    for run in loopexec.runs.values():
+        if not loopexec.escalation_open(run):
+            continue
+        packet = run.escalation or {}
+        reason = packet.get("halt_reason")
+        items.append(
+            QueueItem(
+                mission=f"{LOOPEXEC_PREFIX}{run.id}",
+                request_id=ESCALATION,
+                status=RequestStatus.PENDING,
+                risk="escalation",
+                tool="loopexec",
+                step=str(packet.get("iteration", "")),
+                plan_version=None,
+                summary=f"loopexec escalated: {reason}" if isinstance(reason, str) else "escalated",
+                requested_at=loopexec.last_activity(run),
+                expires_at=None,
+            )
+        )
     return items
 
 

@@ -1,4 +1,5 @@
-"""The top bar: where the HUD looks, how many missions are in each status, live or not."""
+"""The top bar: where the HUD looks, how many missions are in each status, live or not
+(and when not, why: `watch` says what is wrong with watching)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class HudHeader(Static):
         counts: Counter[str],
         problems: int,
         pending: int,
-        live: bool,
+        watch: str | None,
         read_only: bool,
         scanning: bool = False,
         variables: Mapping[str, str] | None = None,
@@ -51,7 +52,7 @@ class HudHeader(Static):
             "counts": counts,
             "problems": problems,
             "pending": pending,
-            "live": live,
+            "watch": watch,
             "read_only": read_only,
             "scanning": scanning,
             "variables": variables,
@@ -63,7 +64,7 @@ class HudHeader(Static):
         if scanning:
             text.append("◌ scanning", style="bold")
         else:
-            text.append("● live" if live else "○ not watching", style="bold" if live else "dim")
+            text.append_text(watch_text(watch))
         for status, count in counts.items():
             if count:
                 text.append("  ")
@@ -84,3 +85,12 @@ class HudHeader(Static):
         if text != self._shown:
             self._shown = text
             self.update(text)
+
+
+def watch_text(watch: str | None) -> Text:
+    """`● live`, or `○` and why the HUD is not watching (its words may name a folder)."""
+    if watch is None:
+        return Text("● live", style="bold")
+    shown = safe(f"○ {watch}")
+    shown.stylize("dim")
+    return shown

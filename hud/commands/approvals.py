@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     workspace = Workspace(root)
     workspace.scan()
     now = workspace.clock()
-    items = approval_queue(workspace, now, everything=args.all)
+    queue = approval_queue(workspace, now, everything=args.all)
+    items = [item for item in queue if item.mission in workspace.missions]  # decidable here
     reviews = [review(workspace.missions[i.mission], i.request_id, now) for i in items]
     if args.json:
         listed = [to_json(item, checked) for item, checked in zip(items, reviews, strict=True)]

@@ -84,7 +84,7 @@ class HudScreen(SafeTitles, Screen[None]):
             counts=Counter({status.value: found[status] for status in MissionStatus}),
             problems=sum(s.problems for s in summaries) + loose,
             pending=sum(s.pending for s in summaries),
-            live=self.hud.watching,
+            watch=self.hud.watch_health,
             read_only=self.hud.read_only,
             scanning=not self.hud.scanned.is_set(),
             variables=self.app.theme_variables,

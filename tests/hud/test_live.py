@@ -1,0 +1,111 @@
+"""The live view tells the truth: the watcher's health shows, the directory coming back
+is read again, tampering is found while the HUD runs, and counts equal their lists."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import store.workspace
+from hud.app import HudApp
+from hud.screens.approvals import ApprovalsScreen
+from hud.screens.problems import ProblemsScreen
+from store.workspace import Workspace
+from tests.factory import mission, three_missions
+from tests.hud.conftest import until
+from widgets.header import HudHeader
+
+
+def header_text(app: HudApp) -> str:
+    return str(app.screen.query_one(HudHeader).render())
+
+
+async def test_the_directory_gone_and_back(tmp_path: Path, make_app: Callable[..., HudApp]) -> None:
+    root = tmp_path / "state"
+    three_missions(root)
+    app = make_app(root)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and "● live" in header_text(app))
+        shutil.rmtree(root)
+        await until(pilot, lambda: "state/ is gone" in header_text(app))
+        assert "● live" not in header_text(app)
+        root.mkdir()
+        mission(root, "delta").step("s1", "running")
+        await until(pilot, lambda: set(app.summaries) == {"delta"}, timeout=10)
+        await until(pilot, lambda: "● live" in header_text(app))
+
+
+async def test_an_in_place_edit_is_a_problem_while_the_hud_runs(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    three_missions(tmp_path)
+    app = make_app(tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and "● live" in header_text(app))
+        log = tmp_path / "missions/alpha/events.jsonl"
+        data = log.read_bytes()
+        log.write_bytes(data.replace(b'"actor":"agent"', b'"actor":"Agent"', 1))  # size kept
+        codes = lambda: {p.code for p in app.workspace.missions["alpha"].problems()}  # noqa: E731
+        await until(pilot, lambda: "chain-broken" in codes())
+        assert app.summaries["alpha"].problems == len(app.workspace.missions["alpha"].problems())
+
+
+async def test_keys_are_answered_while_a_huge_append_is_folded(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fold goes a step at a time: a key typed mid-way is handled between steps."""
+    monkeypatch.setattr(store.workspace, "LOG_STEP", 16 * 1024)
+    three_missions(tmp_path)
+    app = make_app(tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        big = mission(tmp_path, "big")
+        for n in range(3000):
+            big.step("s1", "running", reason=f"tick {n}")
+        app.wrote(["missions/big"])
+        await until(pilot, lambda: "big" in app.workspace.missions)
+        reader = app.workspace.missions["big"].events
+        assert reader is not None
+        size = (tmp_path / "missions/big/events.jsonl").stat().st_size
+        assert reader.offset < size  # still folding
+        started = time.monotonic()
+        await pilot.press("a")
+        assert isinstance(app.screen, ApprovalsScreen)
+        assert time.monotonic() - started < 1.0
+        await until(pilot, lambda: reader.offset == size, timeout=30)
+
+
+def counted(text: str, pattern: str) -> int:
+    found = re.search(pattern, text)
+    return int(found.group(1)) if found else 0
+
+
+async def test_header_counts_equal_the_lists_they_open(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    three_missions(tmp_path)
+    shutil.copytree(
+        Path(__file__).resolve().parents[1] / "fixtures/loopexec/runs/.loopexec",
+        tmp_path / ".loopexec",
+    )
+    (tmp_path / "missions/alpha/notes.txt").write_text("stray")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        header = header_text(app)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalsScreen)
+        rows = app.screen.table.row_count
+        assert counted(header, r"\? (\d+) approvals") == rows
+        await pilot.press("escape", "exclamation_mark")
+        await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        fresh = Workspace(tmp_path, app.workspace.clock)
+        fresh.scan()
+        assert counted(header, r"⚠ (\d+) problem") == len(fresh.problems())
