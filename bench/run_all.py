@@ -16,6 +16,7 @@ BENCHES = (
     "bench.approval_latency",
     "bench.scrub",
     "bench.small_open",
+    "bench.replay",
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from store.approval_checks import PendingIndex, SeenRequests
+from widgets.keys import key_of
 
 if TYPE_CHECKING:
     from hud.app import HudApp
@@ -39,17 +40,17 @@ class ApprovalFeed:
 
     def announce(self, new: list[tuple[str, str]]) -> None:
         app = self.app
+        key = key_of(app.screen, "approvals")
+        where = f" ({key}: approvals)" if key else ""
         if len(new) > MAX_TOASTS:
-            app.notify(
-                f"{len(new)} new approval requests (a: approvals)", title="Approvals", timeout=8
-            )
+            app.notify(f"{len(new)} new approval requests{where}", title="Approvals", timeout=8)
         else:
             for mission_id, request_id in new:
                 mission = app.workspace.missions[mission_id]
                 record = mission.requests[request_id].record
                 what = f"{record.tool} · {record.risk}" if record else "invalid request"
                 app.notify(
-                    f"{mission_id}/{request_id}: {what} (a: approvals)",
+                    f"{mission_id}/{request_id}: {what}{where}",
                     title="New approval request",
                     timeout=8,
                 )

@@ -44,6 +44,7 @@ from store.load import Loaded, load_document
 from store.problems import Problem
 from store.records import Constraints, Intent
 from store.toml_edit import set_table_value
+from widgets.keys import key_of
 
 if TYPE_CHECKING:
     from hud.app import HudApp
@@ -440,14 +441,14 @@ def _announce(app: HudApp, saved: Saved) -> None:
     app.notify(message)
 
 
-Choice = tuple[str, str, str]
-"""(key, label, result) of one way out of a conflict."""
+Choice = tuple[str, str]
+"""(label, result) of one way out of a conflict; its key is binding `conflict.<result>`."""
 
 EDIT_CHOICES: tuple[Choice, ...] = (
-    ("t", "re-edit theirs", "theirs"),
-    ("y", "re-edit yours, saving over theirs", "yours"),
+    ("re-edit theirs", "theirs"),
+    ("re-edit yours, saving over theirs", "yours"),
 )
-BUDGET_CHOICES: tuple[Choice, ...] = (("r", "apply the change on top of theirs", "retry"),)
+BUDGET_CHOICES: tuple[Choice, ...] = (("apply the change on top of theirs", "retry"),)
 
 
 # ---- budget ----------------------------------------------------------------------------------
@@ -511,8 +512,10 @@ async def adjust_budget(app: HudApp, mission_id: str, key: str | None = None) ->
     while True:
         edited = set_table_value(text, "budget", key, value)
         if edited is None:
+            edit = key_of(app.screen, "mission.edit_constraints")
             app.notify(
-                f"cannot change [budget] {key} in place; edit constraints with E",
+                f"cannot change [budget] {key} in place; edit constraints"
+                + (f" with {edit}" if edit else ""),
                 severity="error",
             )
             return None

@@ -63,6 +63,7 @@ class Work:
     error: str = "tool returned an error"
     ticks: tuple[int, int] = (0, 0)  # the tool runs this long (a range of ticks)
     verify: bool = False  # pass through the verifying state
+    observer: str = ""  # who checked the result, when not the agent itself (CI, a reviewer)
 
 
 @dataclass(slots=True)
@@ -83,7 +84,11 @@ class Mission:
     requests: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.writer = AgentWriter(self.root, self.id, f"sim-agent/{self.id}", clock=self.clock)
+        self.hand_over(f"sim-agent/{self.id}")
+
+    def hand_over(self, actor: str) -> None:
+        """From now on another agent (another provider) writes, from the durable state."""
+        self.writer = AgentWriter(self.root, self.id, actor, clock=self.clock)
 
     # -- plan -------------------------------------------------------------------------
 
@@ -232,6 +237,7 @@ class Mission:
             id=ev_id,
             artifact=work.artifact,
             artifact_name=f"{step_id}-{attempt}.txt" if work.artifact is not None else None,
+            observer=work.observer,
         )
         yield None
         self.spend(usd, tokens)

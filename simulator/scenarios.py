@@ -2,6 +2,10 @@
 
 Each scenario brings its mission to one status a demo should show: done, failed,
 needs_you (outcome unknown; approvals), stale, blocked (over budget), running, idle.
+On the way they leave what a review and the coordination metrics look for: a handoff to
+another agent (done), a failed run re-planned between two attempts (failed), a request
+left stale by a re-plan (outcome unknown), two workers on one step, one of them on a
+superseded plan, repeating an effect without an idempotency key (stale).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def report(m: Mission, title: str, lines: int) -> str:
     return "\n".join(rows) + "\n"
 
 
-# ---- done: two plan versions, every step with passing evidence -----------------------------
+# ---- done: two plan versions, a handoff to another agent, independent evidence ---------------
 
 
 def finishes(m: Mission) -> Script:
@@ -86,7 +90,12 @@ def finishes(m: Mission) -> Script:
         [collect, draft],
         reason="collect found 3 breaking changes: the notes now include a migration guide",
     )
-    m.handoff("re-planned: notes include a migration guide", "draft", next_steps=["draft"])
+    m.handoff(
+        "re-planned: notes include a migration guide; handing over to the docs agent",
+        "draft",
+        next_steps=["draft"],
+    )
+    m.hand_over(f"sim-docs-agent/{m.id}")  # another provider resumes from the handoff
     work = Work(
         "fs.write",
         {"paths": ["docs/releases/v2.4.md", "docs/migrating-to-2.4.md"], "branch": "notes-2.4"},
@@ -94,6 +103,7 @@ def finishes(m: Mission) -> Script:
         "markdownlint + link check",
         "the notes and the guide are written and readable",
         artifact=report(m, "lint of the notes", 3),
+        observer="ci/docs-lint",
     )
     yield from execute(m, "draft", work, "write the v2.4 notes and migration guide")
     # finished: every step of the latest plan succeeded with evidence; no halt (a halt
@@ -101,34 +111,36 @@ def finishes(m: Mission) -> Script:
     m.handoff("release notes ready for review", None, next_steps=["open the PR for review"])
 
 
-# ---- failed: a step fails twice and the agent gives up ----------------------------------
+# ---- failed: a step fails, the agent re-plans, it fails again and the agent gives up --------
 
 
 def fails(m: Mission) -> Script:
-    m.write_plan(
-        [
-            step(
-                "migrate",
-                "Apply migration 0042 to staging",
-                "reversible_write",
-                effect="splits table orders into orders and order_lines",
-                recovery="the migration runs in one transaction: a failure rolls back",
-            ),
-            step("verify", "Check row counts after the split", depends_on=["migrate"]),
-        ],
-        assumptions=["staging is quiet between 02:00 and 04:00 UTC"],
+    migrate = step(
+        "migrate",
+        "Apply migration 0042 to staging",
+        "reversible_write",
+        effect="splits table orders into orders and order_lines",
+        recovery="the migration runs in one transaction: a failure rolls back",
     )
-    migrate = Work(
+    verify = step("verify", "Check row counts after the split", depends_on=["migrate"])
+    m.write_plan([migrate, verify], assumptions=["staging is quiet between 02:00 and 04:00 UTC"])
+    args = {"db": "staging", "migration": "0042_split_orders"}
+    work = Work(
         "pg.migrate",
-        {"db": "staging", "migration": "0042_split_orders"},
+        args,
         "",
         "migration runner exit status",
         "the schema is at 0042",
-        failures=1,
         result="error",
         error="lock timeout on table orders",
     )
-    yield from m.run_step("migrate", migrate)
+    yield from m.run_step("migrate", work)
+    m.write_plan(
+        [{**migrate, "effect": f"{migrate['effect']}, waiting at most 30 s for locks"}, verify],
+        reason="attempt 1 hit a lock timeout: wait longer for the lock",
+    )
+    work.args = {**args, "lock_timeout": "30s"}
+    yield from m.run_step("migrate", work)
     m.writer.halt("gave up: migrate failed twice (lock timeout on table orders)")
     m.handoff(
         "migration 0042 failed on staging",
@@ -179,6 +191,7 @@ def unknown(m: Mission) -> Script:
         error="payments API timed out after 30 s; the batch may have been applied",
     )
     yield from execute(m, "submit", submit, f"refund {count} customers")
+    yield from reconcile(m, submit, count)
     m.writer.halt("outcome unknown for submit: reconcile with payments before any retry")
     m.handoff(
         "refund batch outcome unknown",
@@ -189,17 +202,52 @@ def unknown(m: Mission) -> Script:
     yield None
 
 
+def reconcile(m: Mission, submit: Work, count: int) -> Script:
+    """Plan a reconcile and a resubmit, ask for the resubmit, reconcile, then drop the
+    resubmit: the request it filed can no longer be authorized (stale: step-removed)."""
+    assert m.plan is not None
+    kept = [s.model_dump(exclude_defaults=True) for s in m.plan.steps]
+    checks = step("reconcile", "Match the batch against the payments ledger", depends_on=["submit"])
+    again = step(
+        "resubmit",
+        "Resubmit the refunds that did not land",
+        "irreversible",
+        depends_on=["reconcile"],
+        effect="refunds customers (money leaves the account)",
+        recovery="none: a refund cannot be recalled",
+    )
+    m.write_plan([*kept, checks, again], reason="submit timed out: reconcile before any resubmit")
+    m.request(
+        "resubmit", submit, f"resubmit the refunds of {submit.args['batch']} that did not land"
+    )
+    yield None
+    landed = m.rng.randint(1, count - 1)
+    ledger = Work(
+        "payments.ledger",
+        {"batch": submit.args["batch"]},
+        f"{landed} of {count} refunds landed",
+        "ledger query by batch id",
+        "which refunds of the batch landed",
+        artifact=report(m, "ledger match", 4),
+    )
+    yield from m.run_step("reconcile", ledger)
+    m.write_plan(
+        [*kept, checks],
+        reason=f"{landed} of {count} refunds landed: a resubmit would pay them twice; "
+        "support refunds the rest by hand",
+    )
+    m.state("submit", "outcome_unknown", f"{count - landed} refunds unconfirmed")
+    yield None
+
+
 # ---- stale: the agent died mid-step two hours ago ----------------------------------------------
 
 
 def stalls(m: Mission) -> Script:
-    m.write_plan(
-        [
-            step("crawl", "Crawl the docs site"),
-            step("build", "Build the search index", "reversible_write", depends_on=["crawl"]),
-            step("publish", "Publish the index", "reversible_write", depends_on=["build"]),
-        ]
-    )
+    crawl = step("crawl", "Crawl the docs site")
+    build = step("build", "Build the search index", "reversible_write", depends_on=["crawl"])
+    publish = step("publish", "Publish the index", "reversible_write", depends_on=["build"])
+    m.write_plan([crawl, build, publish])
     yield from m.run_step(
         "crawl",
         Work(
@@ -215,8 +263,23 @@ def stalls(m: Mission) -> Script:
     m.state("build", "running")
     yield None
     m.writer.attempt("build", 1, "started", "index.build", {"shards": 8}, effect_possible=True)
+    yield None
+    m.write_plan(
+        [crawl, {**build, "effect": "writes a 16-shard index"}, publish],
+        reason="the index outgrew 8 shards: build 16",
+    )
+    m.state("build", "running", "re-planned: 16 shards")
     m.handoff("building the index", "build", next_steps=["build", "publish"])
-    yield None  # ... and the agent process is gone: no event from here on
+    yield None
+    # cron started a second worker: it read plan v1 and knows nothing of the first
+    first = m.writer
+    m.hand_over(f"sim-agent-cron/{m.id}")
+    m.writer.step("build", "running", 1, "nightly run")
+    yield None
+    m.writer.attempt("build", 1, "started", "index.build", {"shards": 8}, effect_possible=True)
+    yield None
+    first.step("build", "verifying", 2, "16 shards written")  # both hold the step now
+    yield None  # ... and both processes are gone: no event from here on
 
 
 # ---- blocked: usage exceeds the budget --------------------------------------------------------
@@ -462,7 +525,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "done",
         "release-notes",
         finishes,
-        _brief("Release notes for v2.4", "Write the v2.4 release notes", SAFE, 5.0),
+        _brief(
+            "Release notes for v2.4",
+            "Write the v2.4 release notes",
+            SAFE,
+            5.0,
+            non_goals=("no changes to the changelog tooling", "no release announcement"),
+        ),
     ),
     Scenario(
         "failed",

@@ -40,6 +40,7 @@ class Brief:
     open_decisions: tuple[str, ...] = ()
     rules: tuple[tuple[str, str], ...] = field(default=())
     valid_for_seconds: int = 3600
+    max_attempts_per_step: int = 3
 
 
 def create_mission(root: Path, base: str) -> str:
@@ -82,6 +83,7 @@ def write_setup(root: Path, mission: str, brief: Brief, now: datetime) -> None:
             "steps": brief.steps,
             "wall_seconds": brief.wall_seconds,
             "deadline": now + timedelta(hours=brief.deadline_hours),
+            "max_attempts_per_step": brief.max_attempts_per_step,
         },
         "approval": {"auto": list(brief.auto), "valid_for_seconds": brief.valid_for_seconds},
     }

@@ -687,9 +687,11 @@ class AgentWriter:
         id: str = "",
         artifact: bytes | str | None = None,
         artifact_name: str | None = None,
+        observer: str = "",
         at: datetime | None = None,
     ) -> Evidence:
-        """Append one observation; `id` defaults to `ev-<seq>`.
+        """Append one observation; `id` defaults to `ev-<seq>`; `observer` names who made
+        it when that was not this writer's actor (a CI job, another agent).
 
         With `artifact`, its bytes are written (write-once) to `artifacts/<artifact_name>`
         first and the line records `artifact_name` (the path under artifacts/), its sha256
@@ -709,6 +711,7 @@ class AgentWriter:
             "proves": proves,
             "verdict": verdict,
             "artifact": ref,
+            "observer": observer or None,
         }
         moment = self._now(at)
         with self.locked(Kind.EVIDENCE) as log:

@@ -106,11 +106,31 @@ def current_states(mission: MissionState) -> set[str]:
     }
 
 
+def retries_exhausted(mission: MissionState) -> list[str]:
+    """Steps of the latest plan (all steps when there is none) that started as many
+    attempts as `[budget] max_attempts_per_step` allows, or more, and have not succeeded:
+    the agent may not try again, a human must decide what next."""
+    constraints = mission.constraints.record if mission.constraints else None
+    limit = constraints.budget.max_attempts_per_step if constraints else None
+    if limit is None:
+        return []
+    plan = mission.latest_plan
+    wanted = {step.id for step in plan.steps} if plan is not None else None
+    return sorted(
+        step
+        for step, count in mission.ledger.attempts.items()
+        if count >= limit
+        and (wanted is None or step in wanted)
+        and not ((latest := mission.step_latest.get(step)) and latest.event.state == "succeeded")
+    )
+
+
 def mission_status(mission: MissionState, now: datetime, settings: Settings) -> MissionStatus:
     """The most urgent thing true of a mission (DESIGN.md, "Derived, never stored")."""
     states = current_states(mission)
     invalid = any(p.severity == "error" for p in mission.problems())
-    if pending_count(mission, now) or "outcome_unknown" in states or invalid:
+    needs_you = "outcome_unknown" in states or invalid or retries_exhausted(mission)
+    if needs_you or pending_count(mission, now):
         return MissionStatus.NEEDS_YOU
     if "failed" in states:
         return MissionStatus.FAILED

@@ -685,26 +685,51 @@ class LogReader:
 
     def read_window(self, first: int, count: int) -> list[tuple[int, Any]]:
         """Lines `first`..`first+count-1` (0-based) as (line_no, record or Problem)."""
+        span = self.window(first, count)
+        return span.read() if span is not None else []
+
+    def window(self, first: int, count: int) -> Window | None:
+        """Where lines `first`..`first+count-1` are in the file (no IO: a `Window` reads
+        them, off the event loop); None when there are none."""
         stop = min(first + count, len(self.line_starts))
         if first >= stop:
-            return []
+            return None
         if stop < len(self.line_starts):
             end = self.line_starts[stop]
         elif self.oversized is not None:  # up to the end of the last complete line
             end = self.oversized_start
         else:
             end = self.offset - len(self.partial)
+        return Window(
+            self.root, self.relpath, self.adapter, first, stop - first, self.line_starts[first], end
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A run of complete log lines by their byte span, to read (IO) where it suits."""
+
+    root: Path
+    relpath: str
+    adapter: TypeAdapter[Any]
+    first: int
+    count: int
+    start: int
+    end: int
+
+    def read(self) -> list[tuple[int, Any]]:
+        """The lines as (line_no, record or Problem); [] if the file cannot be read."""
         opened = open_file(self.root, self.relpath)
         if isinstance(opened, Problem):
             return []
         with opened:
             try:
-                data = opened.pread(end - self.line_starts[first], self.line_starts[first])
-            except OSError:
+                data = opened.pread(self.end - self.start, self.start)
+            except (OSError, NotCaptured):
                 return []
         out: list[tuple[int, Any]] = []
-        for index, line in enumerate(data.split(b"\n")[: stop - first]):
-            line_no = first + index + 1
+        for index, line in enumerate(data.split(b"\n")[: self.count]):
+            line_no = self.first + index + 1
             if len(line) > MAX_LINE_BYTES:
                 too_long = f"line over {MAX_LINE_BYTES:,} bytes; not read"
                 out.append((line_no, Problem(self.relpath, line_no, "line-too-long", too_long, "")))

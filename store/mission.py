@@ -17,6 +17,7 @@ from store.artifacts import ArtifactCheck, file_problem, hash_artifact, signatur
 from store.confined import lstat
 from store.invariants import mission_invariants
 from store.layout import Kind, Located
+from store.ledger import NOTED_STATES, Ledger
 from store.load import Loaded, LogReader, check_history, load_document
 from store.problems import Problem
 from store.records import (
@@ -36,6 +37,28 @@ from store.records import (
 
 RECENT = 200
 USAGE_POINTS = 512
+PASSES_KEPT = 4
+"""Passing evidence kept per step (the latest), for the review's independence check."""
+EVENT_AGGREGATES = (
+    "step_latest",
+    "used_approvals",
+    "usage",
+    "first_event_at",
+    "last_event_at",
+    "halt",
+    "event_step_refs",
+    "plan_version_refs",
+    "ledger",
+)
+"""What `_reset_events` sets: the fold of the events log (`saved`, `restore`)."""
+EVIDENCE_AGGREGATES = (
+    "passed_steps",
+    "recent_evidence",
+    "evidence_step_refs",
+    "artifact_refs",
+    "passes",
+)
+"""What `_reset_evidence` sets: the fold of the evidence log."""
 
 
 # NamedTuples, not dataclasses: these are made once per log line on a scan.
@@ -96,6 +119,9 @@ class MissionState:
         self.events: LogReader | None = None
         self.evidence: LogReader | None = None
         self._problems: list[Problem] | None = None
+        self.until: tuple[int, int] | None = None
+        """Set on a state replayed as of an event (`store.replay`): the last events and
+        evidence lines folded; log problems after them were not there yet."""
         self._reset_events()
         self._reset_evidence()
 
@@ -110,12 +136,24 @@ class MissionState:
         self.halt: HaltEvent | None = None
         self.event_step_refs: dict[str, Reference] = {}
         self.plan_version_refs: dict[int, Reference] = {}
+        self.ledger = Ledger()
 
     def _reset_evidence(self) -> None:
         self.passed_steps: set[str] = set()
         self.recent_evidence: deque[tuple[int, Evidence]] = deque(maxlen=RECENT)
         self.evidence_step_refs: dict[str, Reference] = {}
         self.artifact_refs: dict[str, tuple[Artifact, Reference]] = {}
+        self.passes: dict[str, tuple[tuple[int, Evidence], ...]] = {}
+        """The latest PASSES_KEPT passing evidence of each step, with their lines."""
+
+    def saved(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """A copy of these aggregates (EVENT_AGGREGATES or EVIDENCE_AGGREGATES)."""
+        return {name: _copy(getattr(self, name)) for name in names}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Put back aggregates `saved` copied (they stay as they were: copied again)."""
+        for name, value in saved.items():
+            setattr(self, name, _copy(value))
 
     def _on_event(self, event: Any, line: int) -> None:
         """Fold one event into the aggregates (the hot path of a scan)."""
@@ -123,10 +161,21 @@ class MissionState:
         if self.first_event_at is None:
             self.first_event_at = fields["at"]
         self.last_event_at = fields["at"]
+        ledger = self.ledger
+        if fields["actor"] != ledger.actor:
+            ledger.new_actor(event, line)
         kind = fields["type"]
         if kind == "step":
-            step = fields["step"]
-            self.step_latest[step] = _make_tuple(StepLatest, (event, line))
+            step, steps = fields["step"], self.step_latest
+            before = steps.get(step)
+            steps[step] = _make_tuple(StepLatest, (event, line))
+            if (
+                before is None
+                or fields["state"] in NOTED_STATES
+                or fields["plan_version"] != ledger.plan_now
+                or (ledger.mixed and before.event.actor != fields["actor"])
+            ):
+                ledger.step(event, line, before)
             if step not in self.event_step_refs:
                 self.event_step_refs[step] = Reference(self.events_path, line)
             if fields["plan_version"] not in self.plan_version_refs:
@@ -136,12 +185,16 @@ class MissionState:
             point = (fields["at"], float(fields["usd"]), fields["tokens"], fields["steps"])
             self.usage.append(_make_tuple(UsagePoint, point))
         elif kind == "attempt":
-            if fields["step"] not in self.event_step_refs:
-                self.event_step_refs[fields["step"]] = Reference(self.events_path, line)
+            step = fields["step"]
+            if step not in self.event_step_refs:
+                self.event_step_refs[step] = Reference(self.events_path, line)
             if fields["approval"] and fields["phase"] == "started":
                 self.used_approvals.setdefault(fields["approval"], event)
+            latest = self.step_latest.get(step)
+            ledger.attempt(event, line, latest.event.plan_version if latest else ledger.plan_now)
         elif kind == "halt":
             self.halt = event
+            ledger.halt(event, line)
 
     def _on_evidence(self, item: Evidence, line: int) -> None:
         self.recent_evidence.append((line, item))
@@ -149,6 +202,8 @@ class MissionState:
             self.evidence_step_refs[item.step] = Reference(self.evidence_path, line)
         if item.verdict == "pass":
             self.passed_steps.add(item.step)
+            kept = (*self.passes.get(item.step, ()), (line, item))
+            self.passes[item.step] = kept[-PASSES_KEPT:]
         if item.artifact is not None:
             artifact = f"{self.base}/artifacts/{item.artifact.path}"
             if artifact not in self.artifact_refs:
@@ -268,7 +323,7 @@ class MissionState:
 
     def indexed_paths(self) -> list[str]:
         """Every path this index holds something of (to re-check when a folder moves)."""
-        paths = [loaded.relpath for loaded in self._documents()]
+        paths = [loaded.relpath for loaded in self.documents()]
         paths += [reader.relpath for reader in (self.events, self.evidence) if reader]
         return [*paths, *self.history, *self.artifacts, *self.path_problems]
 
@@ -319,14 +374,20 @@ class MissionState:
 
     def _collect_problems(self) -> list[Problem]:
         found: list[Problem] = []
-        for loaded in self._documents():
+        for loaded in self.documents():
             found.extend(loaded.problems)
-        for reader in (self.events, self.evidence):
-            if reader is not None:
+        for reader, last in zip(
+            (self.events, self.evidence), self.until or (None, None), strict=True
+        ):
+            if reader is None:
+                continue
+            if last is None:
                 found.extend(reader.problems)
                 pending = reader.pending_problem
                 if pending is not None:
                     found.append(pending)
+            else:
+                found.extend(p for p in reader.problems if p.line is None or p.line <= last)
         found.extend(self.path_problems.values())
         for rel in sorted(self.artifact_refs.keys() & self.artifacts):
             checked = self.artifact_checks.get(rel)
@@ -339,7 +400,7 @@ class MissionState:
         found.extend(mission_invariants(self))
         return found
 
-    def _documents(self) -> list[Loaded[Any]]:
+    def documents(self) -> list[Loaded[Any]]:
         docs: list[Loaded[Any]] = [d for d in (self.intent, self.constraints, self.handoff) if d]
         docs.extend(self.plans.values())
         docs.extend(self.requests.values())
@@ -353,6 +414,11 @@ class MissionState:
         if request is None or request.raw is None or decision is None or decision.record is None:
             return None
         return decision.record.digest == request_digest(request.raw)
+
+
+def _copy(value: Any) -> Any:
+    """An aggregate's container copied (what it holds is immutable); a value as it is."""
+    return value.copy() if isinstance(value, dict | set | deque | Ledger) else value
 
 
 def _toggle(items: set[str], rel: str, present: bool) -> None:

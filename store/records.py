@@ -100,6 +100,9 @@ class Budget(Record):
     steps: int | None = Field(default=None, ge=0)
     wall_seconds: Number | None = Field(default=None, ge=0)
     deadline: Timestamp | None = None
+    max_attempts_per_step: int | None = Field(default=None, ge=1)
+    """Attempts one step may start; a step that used them all without succeeding needs a
+    human (`store.derive.retries_exhausted`)."""
 
 
 class ApprovalPolicy(Record):
@@ -262,6 +265,9 @@ class Evidence(LogLine):
     proves: str
     verdict: Literal["pass", "fail"]
     artifact: Artifact | None = None
+    observer: str = ""
+    """Who made the observation when it was not the agent that did the step (a CI job,
+    a second agent, a person): what makes the evidence independent."""
 
 
 class ApprovalRequest(Document):

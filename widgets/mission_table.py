@@ -1,4 +1,9 @@
-"""The overview's mission table: rows keyed by mission id, sorted by urgency then recency."""
+"""The overview's mission table: rows keyed by mission id, sorted by urgency then recency.
+
+The Mission column shows the id, then the title: titles repeat (seven missions "Cut over
+to gateway v2"), ids never do, so every row shows its id, cut if it must be to a form
+no other id shares (`widgets.words.apart`).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from widgets.gauge import percent_bar, relative_time
 from widgets.row_table import Column, RowTable
 from widgets.safe_text import safe
 from widgets.status import status_text
+from widgets.words import apart
 
 if TYPE_CHECKING:
     from store.row import MissionSummary
@@ -28,6 +34,8 @@ COLUMNS: tuple[tuple[str, str, int, int], ...] = (
 )
 KEYS = tuple(key for key, *_ in COLUMNS)
 WIDE = 120
+TITLE_ROOM = 4
+"""Cells of the Mission column an id leaves for the title at least."""
 
 
 def age(when: datetime | None, now: datetime) -> str:
@@ -61,6 +69,10 @@ class MissionTable(RowTable):
         """Each row's sort key, computed when its summary arrives (not at every sort)."""
         self.now = datetime.now(UTC)
         self.variables: Mapping[str, str] = {}
+        self._ids: dict[str, str] = {}
+        """Each mission id as the Mission column shows it, padded to the longest."""
+        self._fitted: tuple[frozenset[str], int] | None = None
+        """The ids and the room `_ids` were fitted for."""
 
     def on_resize(self) -> None:
         columns = column_widths(self.size.width)
@@ -84,9 +96,11 @@ class MissionTable(RowTable):
         elif not summary.plan_version:
             step.append("—")
         budget_width = self.columns[KEYS.index("budget")].width
+        mission = Text(self._ids[summary.id] + " ", style="bold")
+        mission.append_text(safe(summary.title))
         return (
             status_text(summary.status.value, self.variables),
-            safe(summary.title),
+            mission,
             step,
             Text(f" {summary.pending} ", style="bold reverse") if summary.pending else Text(""),
             percent_bar(summary.budget_fraction, budget_width, self.variables),
@@ -108,5 +122,20 @@ class MissionTable(RowTable):
         self._render_rows(given.values())
 
     def _render_rows(self, summaries: Iterable[MissionSummary]) -> None:
+        if self._fit_ids():
+            summaries = self.summaries.values()
         rows = {summary.id: self.cells_for(summary) for summary in summaries}
         self.update(rows, sorted(self._order_keys, key=self._order_keys.__getitem__))
+
+    def _fit_ids(self) -> bool:
+        """Fit the ids shown to the rows and the width; True when they changed."""
+        room = max(8, self.columns[KEYS.index("title")].width - TITLE_ROOM)
+        fitted = (frozenset(self.summaries), room)
+        if fitted == self._fitted:
+            return False
+        self._fitted = fitted
+        shown = {mission: safe(mission).plain for mission in self.summaries}
+        forms = apart(shown.values(), room)
+        longest = max(map(len, forms.values()), default=0)
+        self._ids = {mission: forms[plain].ljust(longest) for mission, plain in shown.items()}
+        return True

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -25,24 +27,37 @@ def problem_text(problem: Problem) -> Text:
     return text
 
 
-class ProblemList(OptionList):
+class ProblemList(OptionList, inherit_bindings=False):
     """Problems under a heading per group (a mission, an outside row, the workspace),
-    groups by name, errors first within each."""
+    groups by name, errors first within each. Keys move the cursor (enter would open
+    nothing); their ids are the tables' (`widgets.flex_table`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="table.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
+        Binding("home,g", "first", "First", show=False, id="table.first"),
+        Binding("end,G", "last", "Last", show=False, id="table.last"),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple[list[tuple[str, list[Problem]]], bool] | None = None
+        self._shown: tuple[list[tuple[str, list[Problem]]], bool, str] | None = None
 
-    def show(self, groups: Mapping[str, Sequence[Problem]], complete: bool = True) -> None:
-        """Show these groups; `complete` is False while the directory is still being read."""
+    def show(
+        self, groups: Mapping[str, Sequence[Problem]], complete: bool = True, empty: str = ""
+    ) -> None:
+        """Show these groups; `complete` is False while the directory is still being read;
+        `empty`, if given, says why there is none."""
         ordered = [
             (name, sorted(groups[name], key=lambda p: (p.severity != "error", p.path, p.line or 0)))
             for name in sorted(groups)
             if groups[name]
         ]
-        if (ordered, complete) == self._shown:
+        if (ordered, complete, empty) == self._shown:
             return
-        self._shown = ordered, complete
+        self._shown = ordered, complete, empty
         highlighted = self.highlighted
         self.clear_options()
         options: list[Option | None] = []
@@ -50,7 +65,9 @@ class ProblemList(OptionList):
             options.append(Option(Text(f"■ {safe(name).plain}", style="bold"), disabled=True))
             options.extend(Option(problem_text(problem)) for problem in problems)
         if not options:
-            none = "No problems: every invariant holds." if complete else "No problems so far."
+            none = empty or (
+                "No problems: every invariant holds." if complete else "No problems so far."
+            )
             options.append(Option(Text(none, style="dim")))
         self.add_options(options)
         if highlighted is not None:

@@ -32,8 +32,10 @@ from widgets.tabs.common import (
     label,
     moment,
 )
+from widgets.words import apart
 
 LABEL = 12
+VERDICTS = (("approve", "approved"), ("reject", "rejected"))
 
 
 def countdown(expires_at: datetime | None, now: datetime) -> str:
@@ -124,8 +126,14 @@ def facts_text(review: Review, now: datetime, variables: Mapping[str, str] | Non
     return _join(lines)
 
 
-def findings_text(review: Review, variables: Mapping[str, str] | None) -> Text:
-    """What blocks approving (and rejecting), then warnings; empty when all is well."""
+def findings_text(
+    review: Review, variables: Mapping[str, str] | None, keys: Mapping[str, str] | None = None
+) -> Text:
+    """What blocks approving (and rejecting), then warnings; empty when all is well.
+
+    `keys` are the keys that approve and reject (`approve`, `reject`) as bound now; a
+    verdict without one (read-only mode) is not offered."""
+    keys = keys or {}
     lines: list[Text] = []
     error = theme_style("error", "bold", variables)
     warning = theme_style("warning", "bold", variables)
@@ -146,8 +154,8 @@ def findings_text(review: Review, variables: Mapping[str, str] | None) -> Text:
         lines.append(line)
     if pending and review.reject_blockers:
         lines.append(Text("✗ cannot reject either (see above)", style=error))
-    elif review.blockers and pending:
-        lines.append(Text("  you can still reject it (n), with a reason", style="dim"))
+    elif review.blockers and pending and "reject" in keys:
+        lines.append(Text(f"  you can still reject it ({keys['reject']}), with a reason", "dim"))
     for warning_text in review.warnings:
         line = Text("⚠ ", style=warning)
         line.append_text(safe(warning_text))
@@ -157,7 +165,11 @@ def findings_text(review: Review, variables: Mapping[str, str] | None) -> Text:
             "confirm": " (asks for a confirmation: external write)",
             "type_tool": " (asks you to type the tool name: irreversible)",
         }.get(review.confirmation, "")
-        lines.append(Text(f"✓ can be approved (y) or rejected (n){confirm}", style="dim"))
+        ways = [f"{done} ({keys[verdict]})" for verdict, done in VERDICTS if verdict in keys]
+        if ways:
+            lines.append(Text(f"✓ can be {' or '.join(ways)}{confirm}", style="dim"))
+        else:
+            lines.append(Text("✓ nothing blocks a decision; read-only: decided elsewhere", "dim"))
     return _join(lines)
 
 
@@ -279,14 +291,16 @@ class RequestView(DocumentScroll):
         variables: Mapping[str, str] | None = None,
         *,
         dark: bool = True,
+        keys: Mapping[str, str] | None = None,
     ) -> None:
-        """Render the review; parts whose text did not change are not redrawn."""
+        """Render the review; parts whose text did not change are not redrawn. `keys`:
+        see `findings_text`."""
         title = heading("Args")
         title.append(" of ", style="dim")
         title.append_text(safe(review.tool or "(no tool)"))
         parts = {
             "request-facts": facts_text(review, now, variables),
-            "request-findings": findings_text(review, variables),
+            "request-findings": findings_text(review, variables, keys),
             "request-args-title": title,
             "request-args": args_text(review, dark=dark),
             "request-decision": decision_text(review, variables),
@@ -318,19 +332,27 @@ QUEUE_COLUMNS: tuple[Column, ...] = (
 
 
 def queue_cells(
-    item: QueueItem, now: datetime, variables: Mapping[str, str] | None, *, wide: bool
+    item: QueueItem,
+    now: datetime,
+    variables: Mapping[str, str] | None,
+    *,
+    wide: bool,
+    ids: tuple[str, str] | None = None,
 ) -> tuple[Text, ...]:
-    """One queue row: expiry (or status, when not pending), risk, ids, tool, summary."""
+    """One queue row: expiry (or status, when not pending), risk, ids, tool, summary.
+
+    `ids` are the mission and request ids as the columns show them (whole by default)."""
     if item.status is RequestStatus.PENDING:
         left = countdown(item.expires_at, now).removeprefix("in ")
         expires = Text("—" if left == "never" else left)
     else:
         expires = status_text(item.status.value, variables)
+    mission, request = ids or (item.mission, item.request_id)
     return (
         expires,
         status_text(item.risk, variables, word=wide),
-        safe(item.mission),
-        safe(item.request_id),
+        safe(mission),
+        safe(request),
         safe(item.tool),
         safe(item.step),
         safe(item.summary),
@@ -341,16 +363,31 @@ class QueueTable(KeyedTable):
     """Approval requests keyed `mission/request`, in the order given."""
 
     def __init__(self, *, id: str | None = "approvals-table") -> None:
-        super().__init__(QUEUE_COLUMNS, id=id, on_relayout=self._relayout)
+        super().__init__(QUEUE_COLUMNS, id=id, on_relayout=self._relayout, selectable=True)
         self._items: list[QueueItem] = []
         self._now: datetime | None = None
         self.variables: Mapping[str, str] | None = None
 
     def show(self, items: Sequence[QueueItem], now: datetime) -> bool:
+        """Show these requests; ids cut to their column are kept apart (`apart`)."""
         self._items = list(items)
         self._now = now
+        missions = apart((i.mission for i in items), self.width_of("mission"))
+        requests = apart((i.request_id for i in items), self.width_of("request"))
         return self.set_rows(
-            [(i.key, queue_cells(i, now, self.variables, wide=self.wide)) for i in self._items]
+            [
+                (
+                    i.key,
+                    queue_cells(
+                        i,
+                        now,
+                        self.variables,
+                        wide=self.wide,
+                        ids=(missions[i.mission], requests[i.request_id]),
+                    ),
+                )
+                for i in self._items
+            ]
         )
 
     def _relayout(self) -> None:

@@ -62,10 +62,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _path_note(relpath: str, owner: str, editable: bool) -> Text:
+def _path_note(relpath: str, owner: str, edit_key: str | None = None) -> Text:
+    """`  path · owner human · E edits` (`edit_key`: the key that edits it, if any)."""
     note = Text(f"  {relpath} · owner {owner}", style="dim")
-    if editable:
-        note.append(" · e edits", style="dim")
+    if edit_key:
+        note.append(f" · {edit_key} edits", style="dim")
     elif owner == "human":
         note.append(" · read-only", style="dim")
     return note
@@ -77,12 +78,17 @@ def intent_text(
     *,
     intent_path: str,
     constraints_path: str,
-    editable: bool,
+    keys: Mapping[str, str],
     accept: Sequence[str],
     variables: Mapping[str, str] | None = None,
 ) -> Text:
-    """Intent (what, scope, success criteria) and the constraints, rendered."""
-    parts: list[Text | str] = [heading("Intent"), _path_note(intent_path, "human", editable)]
+    """Intent (what, scope, success criteria) and the constraints, rendered. `keys` are
+    the keys bound now to `intent` and `constraints` (edit) and `copy` (the accept
+    commands); one left out is not offered (read-only mode)."""
+    parts: list[Text | str] = [
+        heading("Intent"),
+        _path_note(intent_path, "human", keys.get("intent")),
+    ]
     what = text_of(intent.get("intent")).strip()
     parts.append(
         Text("  ").append_text(safe(what, multiline=True))
@@ -102,7 +108,7 @@ def intent_text(
         bullets(strings_of(intent.get("success_criteria"))),
         "",
         heading("Constraints"),
-        _path_note(constraints_path, "human", editable),
+        _path_note(constraints_path, "human", keys.get("constraints")),
     ]
     items = constraints.get("constraints")
     rows = [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
@@ -133,7 +139,8 @@ def intent_text(
             ),
         ]
         parts += [Text("  $ ").append_text(safe(command)) for command in accept]
-        parts.append(Text("  (c copies these commands)", style="dim"))
+        if "copy" in keys:
+            parts.append(Text(f"  ({keys['copy']} copies these commands)", style="dim"))
     return join_lines(parts)
 
 
@@ -329,7 +336,7 @@ def handoff_text(
     """The resume point: summary, current task, next steps, links, replayId, run."""
     parts: list[Text | str] = [
         heading("Handoff: where the next session resumes"),
-        _path_note(relpath, "agent", False),
+        _path_note(relpath, "agent"),
     ]
     summary = text_of(handoff.get("summary")).strip()
     parts.append(

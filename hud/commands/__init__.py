@@ -17,6 +17,9 @@ SUMMARIES = {
     "handoff": "export a mission's handoff as Markdown (stdout or a file)",
     "approvals": "list pending approval requests (soonest expiry, then highest risk, first)",
     "decide": "approve or reject one approval request (same checks as the HUD)",
+    "replay": "a mission as it was at one event, and what changed from the one before",
+    "review": "answer the review questions for a plan version (exit 1 when one fails)",
+    "metrics": "coordination metrics over a window, per mission and across the directory",
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)

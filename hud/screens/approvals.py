@@ -1,10 +1,12 @@
 """Approvals: the queue of pending requests, and one request to review and decide.
 
 The queue (`a` from anywhere) lists every pending request across missions, soonest
-expiry first, then highest risk. Enter opens a request: everything about it, the
-full args, and what blocks an approval. `y` approves, `n` rejects; both are write
-actions (hidden in read-only mode), both go through `store.approval_checks.refusal`
-(the same checks as `hud decide`) and `HumanWriter.decide` (write-once).
+expiry first, then highest risk; `/` filters it. Enter opens a request: everything
+about it, the full args, and what blocks an approval. `y` approves, `n` rejects; both
+are write actions (hidden in read-only mode), both go through
+`store.approval_checks.refusal` (the same checks as `hud decide`) and
+`HumanWriter.decide` (write-once). Both run as their key arrives and wait for the
+reason dialog to be up, so a reason typed right after the key lands in it whole.
 """
 
 from __future__ import annotations
@@ -18,22 +20,40 @@ from textual.widgets import DataTable, Footer, Static
 
 from hud.screens.base import HudScreen, writes
 from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
-from store.approval_checks import Review, approval_queue, refusal, review
+from store.approval_checks import QueueItem, Review, approval_queue, refusal, review
 from store.human import AlreadyDecided, HumanWriteError
 from store.layout import decision_path, request_path
+from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.header import HudHeader
+from widgets.keys import hint, key_of
 from widgets.request_view import QueueTable, RequestView
 from widgets.safe_text import safe
 from widgets.status import status_text
 from widgets.tabs.common import moment
+from widgets.words import plural
 
 COUNTDOWN_SECONDS = 1.0
 
 
-class ApprovalsScreen(HudScreen):
+def item_matches(item: QueueItem, needle: str) -> bool:
+    """The filter against mission, request, tool, step, risk, status and summary."""
+    return matches(
+        needle,
+        item.mission,
+        item.request_id,
+        item.tool,
+        item.step,
+        item.risk,
+        item.status.value,
+        item.summary,
+    )
+
+
+class ApprovalsScreen(Filtering, HudScreen):
     """Every pending request across missions: soonest expiry, then highest risk, first."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        *filter_bindings("approvals"),
         Binding("escape", "app.pop_screen", "Back", id="approvals.back"),
         Binding("h", "toggle_all", "Show all", id="approvals.all"),
         Binding("m", "mission", "Mission", id="approvals.mission"),
@@ -47,6 +67,7 @@ class ApprovalsScreen(HudScreen):
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static(id="approvals-title")
+        yield FilterField(placeholder="filter: mission, request, tool, step, risk, summary")
         yield QueueTable()
         yield Static(id="approvals-empty")
         yield Footer()
@@ -70,16 +91,26 @@ class ApprovalsScreen(HudScreen):
             return
         now = workspace.clock()
         items = approval_queue(workspace, now, everything=self.everything)
+        needle = self.needle
+        shown = [item for item in items if item_matches(item, needle)]
         table = self.table
         table.variables = self.app.theme_variables
-        table.show(items, now)
+        table.show(shown, now)
         pending = sum(1 for i in items if i.status.value == "pending")
-        title = Text(
-            f" {pending} pending" + (f" of {len(items)} requests" if self.everything else ""),
-            style="bold",
+        title = Text(f" {pending} pending", style="bold")
+        if self.everything:
+            title.append(f" of {plural(len(items), 'request')}", style="bold")
+        if len(shown) < len(items):
+            title.append(f", {len(shown)} shown", style="bold")
+        title.append("  soonest expiry first, then highest risk · ", style="dim")
+        title.append_text(
+            hint(
+                self,
+                ("table.select", "review"),
+                ("approvals.all", "pending only" if self.everything else "all"),
+                ("approvals.filter", "filter"),
+            )
         )
-        title.append("  soonest expiry first, then highest risk · enter: review", style="dim")
-        title.append(" · h: " + ("pending only" if self.everything else "all"), style="dim")
         if self.hud.read_only:
             title.append(" · read-only: you can review, not decide", style="dim")
         complete = self.hud.scanned.is_set()
@@ -87,10 +118,15 @@ class ApprovalsScreen(HudScreen):
             title.append(f" · so far: {self.hud.still_reading()}", style="dim")
         self.query_one("#approvals-title", Static).update(title)
         empty = self.query_one("#approvals-empty", Static)
-        empty.display = not items
-        none = "No pending approval requests" + ("." if complete else " so far.")
-        empty.update(Text(f"  {none}", style="dim"))
-        self.sub_title = f"{pending} pending approvals"
+        empty.display = not shown
+        if items and not shown:
+            none = Text("  No request matches the filter. ", style="dim")
+            none.append_text(hint(self, ("approvals.clear", "clears it")))
+        else:
+            none = Text("  No pending approval requests" + ("." if complete else " so far."))
+            none.stylize("dim")
+        empty.update(none)
+        self.sub_title = plural(pending, "pending approval")
 
     def _concerns(self, touched: set[str]) -> bool:
         """Whether a change of these missions can change the queue."""
@@ -100,6 +136,12 @@ class ApprovalsScreen(HudScreen):
         ):
             return True
         return any(key.partition("/")[0] in touched for key in self.table.keys)
+
+    def filter_target(self) -> QueueTable:
+        return self.table
+
+    def filter_changed(self) -> None:
+        self.workspace_changed(None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
@@ -121,8 +163,8 @@ class RequestScreen(HudScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="request.back"),
-        Binding("y", writes("approve"), "Approve", id="request.approve"),
-        Binding("n", writes("reject"), "Reject", id="request.reject"),
+        Binding("y", writes("approve"), "Approve", id="request.approve", priority=True),
+        Binding("n", writes("reject"), "Reject", id="request.reject", priority=True),
         Binding("m", "mission", "Mission", id="request.mission"),
     ]
     AUTO_FOCUS = "#request-view"
@@ -179,20 +221,28 @@ class RequestScreen(HudScreen):
     def _show(self, current: Review) -> None:
         dark = self.app.current_theme.dark
         view = self.query_one(RequestView)
-        view.show(current, self.hud.workspace.clock(), self.app.theme_variables, dark=dark)
+        keys = {
+            verdict: key
+            for verdict in ("approve", "reject")
+            if (key := key_of(self, f"request.{verdict}")) is not None
+        }
+        view.show(
+            current, self.hud.workspace.clock(), self.app.theme_variables, dark=dark, keys=keys
+        )
 
     # ---- deciding -----------------------------------------------------------------------
 
     def action_mission(self) -> None:
         self.hud.open_mission(self.mission_id)
 
-    def action_approve(self) -> None:
-        self._begin("approve")
+    async def action_approve(self) -> None:
+        await self._begin("approve")
 
-    def action_reject(self) -> None:
-        self._begin("reject")
+    async def action_reject(self) -> None:
+        await self._begin("reject")
 
-    def _begin(self, verdict: Literal["approve", "reject"]) -> None:
+    async def _begin(self, verdict: Literal["approve", "reject"]) -> None:
+        """Check, then ask for the reason; returns once the dialog is up."""
         current = self.current_review()
         if current is None:
             return
@@ -226,7 +276,7 @@ class RequestScreen(HudScreen):
                     lambda yes: self._decide(verdict, reason, seen) if yes else None,
                 )
 
-        self.app.push_screen(ReasonDialog(title, required=verdict == "reject"), reason_given)
+        await self.app.push_screen(ReasonDialog(title, required=verdict == "reject"), reason_given)
 
     def _decide(self, verdict: Literal["approve", "reject"], reason: str, seen: str | None) -> None:
         """Check again against the file as it is now, then write the decision once."""

@@ -2,6 +2,8 @@
 
 Each is a modal screen that answers through `dismiss`: the reason (None: cancelled),
 or True/False. They write nothing: the request screen writes once they all agree.
+Their fields are `TypedInput`s focused as they mount (AUTO_FOCUS), so keys typed in a
+burst right after the key that opened one land in it, in order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from widgets.filter import TypedInput
+from widgets.keys import KeyHint
 from widgets.safe_text import safe
 
 DIALOG_CSS = """
@@ -35,6 +39,7 @@ class ReasonDialog(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="decide.cancel"),
     ]
     DEFAULT_CSS = DIALOG_CSS.format(name="ReasonDialog")
+    AUTO_FOCUS = "#reason"
 
     def __init__(self, title: Text, *, required: bool) -> None:
         super().__init__()
@@ -45,9 +50,9 @@ class ReasonDialog(ModalScreen[str | None]):
         with Vertical():
             yield Static(self.title_text)
             hint = "reason (required)" if self.required else "reason (optional)"
-            yield Input(placeholder=hint, id="reason")
+            yield TypedInput(placeholder=hint, id="reason")
             yield Static(id="reason-error", classes="error")
-            yield Static(Text("enter: continue · esc: cancel"), classes="hint")
+            yield KeyHint(("submit", "continue"), ("decide.cancel", "cancel"))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -64,7 +69,7 @@ class ReasonDialog(ModalScreen[str | None]):
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """y confirms, n or esc does not."""
+    """A yes or no question (`confirm.yes`, `confirm.no`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
@@ -79,7 +84,7 @@ class ConfirmDialog(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.question)
-            yield Static(Text("y: yes · n or esc: no"), classes="hint")
+            yield KeyHint(("confirm.yes", "yes"), ("confirm.no", "no"))
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -92,6 +97,7 @@ class TypeToolDialog(ModalScreen[bool]):
         Binding("escape", "cancel", "Cancel", id="typetool.cancel"),
     ]
     DEFAULT_CSS = DIALOG_CSS.format(name="TypeToolDialog")
+    AUTO_FOCUS = "#tool-name"
 
     def __init__(self, question: Text, tool: str) -> None:
         super().__init__()
@@ -105,9 +111,9 @@ class TypeToolDialog(ModalScreen[bool]):
             prompt.append_text(safe(self.tool))
             prompt.append(" to approve:")
             yield Static(prompt)
-            yield Input(placeholder="tool name", id="tool-name")
+            yield TypedInput(placeholder="tool name", id="tool-name")
             yield Static(id="tool-error", classes="error")
-            yield Static(Text("enter: approve · esc: cancel"), classes="hint")
+            yield KeyHint(("submit", "approve"), ("typetool.cancel", "cancel"))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

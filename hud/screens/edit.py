@@ -35,6 +35,8 @@ from hud.editing import (
 from store.human import Conflict, HumanWriteError, Invalid
 from store.revisions import unified_diff
 from widgets.diff_view import diff_text
+from widgets.filter import TypedInput
+from widgets.keys import KeyHint, key_of
 from widgets.safe_text import safe
 
 if TYPE_CHECKING:
@@ -117,6 +119,7 @@ class NewMissionScreen(ModalScreen[str | None]):
         Binding("ctrl+s", "create", "Create", id="new_mission.create", priority=True),
         Binding("escape", "cancel", "Cancel", id="new_mission.cancel"),
     ]
+    AUTO_FOCUS = "#title"  # as it mounts: keys typed right after `n` land in the title
 
     def __init__(self) -> None:
         super().__init__()
@@ -132,7 +135,7 @@ class NewMissionScreen(ModalScreen[str | None]):
             with VerticalScroll(id="form"):
                 with Horizontal(classes="row"):
                     yield Label("Title *")
-                    yield Input(
+                    yield TypedInput(
                         placeholder="what the work is, in a few words",
                         validators=[Required()],
                         id="title",
@@ -151,7 +154,7 @@ class NewMissionScreen(ModalScreen[str | None]):
                 for spec in LIMITS:
                     with Horizontal(classes="row"):
                         yield Label(spec.label)
-                        yield Input(
+                        yield TypedInput(
                             placeholder=spec.hint,
                             validators=[LimitValidator(spec.key)],
                             id=f"limit-{spec.key}",
@@ -163,7 +166,6 @@ class NewMissionScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         for error in self.query(".error"):
             error.display = False
-        self.query_one("#title", Input).focus()
 
     # ---- as typed ------------------------------------------------------------------------
 
@@ -247,7 +249,8 @@ class NewMissionScreen(ModalScreen[str | None]):
         )
         if filled and not self._armed_cancel:
             self._armed_cancel = True
-            self.app.notify("press esc again to discard this form", timeout=3)
+            again = key_of(self, "new_mission.cancel") or "cancel"
+            self.app.notify(f"press {again} again to discard this form", timeout=3)
             return
         self.dismiss(None)
 
@@ -343,7 +346,9 @@ class TomlEditorScreen(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         if self.area.text != self.baseline and not self._armed_cancel:
             self._armed_cancel = True
-            self.app.notify("unsaved changes: esc again to discard, ctrl+s to save", timeout=3)
+            again = key_of(self, "editor.cancel") or "cancel"
+            save = key_of(self, "editor.save") or "save"
+            self.app.notify(f"unsaved changes: {again} again to discard, {save} to save", timeout=3)
             return
         self.dismiss(None)
 
@@ -378,8 +383,9 @@ class InvalidScreen(ModalScreen[bool]):
             yield Static(title, id="dialog-title")
             yield Static(safe(f"✗ {invalid_message(self.error)}"), classes="error")
             yield Static(excerpt(self.text, self.error), id="excerpt")
-            yield Static(
-                "e: back into the editor with your text kept · esc: drop it", classes="hint"
+            yield KeyHint(
+                ("invalid.again", "back into the editor with your text kept"),
+                ("invalid.drop", "drop it"),
             )
         yield Footer()
 
@@ -431,7 +437,7 @@ class ConflictScreen(ModalScreen[str | None]):
     def __init__(self, conflict: Conflict, choices: Sequence[Choice]) -> None:
         super().__init__()
         self.conflict = conflict
-        self.choices = {result: (key, label) for key, label, result in choices}
+        self.choices = {result: label for label, result in choices}
 
     def compose(self) -> ComposeResult:
         conflict = self.conflict
@@ -446,8 +452,8 @@ class ConflictScreen(ModalScreen[str | None]):
             lines = unified_diff(conflict.theirs, conflict.yours, "theirs (on disk)", "yours")
             with VerticalScroll(id="diff"):
                 yield Static(diff_text(lines, self.app.theme_variables, empty="identical"))
-            ways = " · ".join(f"{key}: {label}" for key, label in self.choices.values())
-            yield Static(Text(f"{ways} · esc: drop yours, keep theirs"), classes="hint")
+            ways = [(f"conflict.{result}", label) for result, label in self.choices.items()]
+            yield KeyHint(*ways, ("conflict.cancel", "drop yours, keep theirs"))
         yield Footer()
 
     def on_mount(self) -> None:
@@ -497,10 +503,10 @@ class BudgetAdjustScreen(ModalScreen[tuple[str, Any] | None]):
             title = Text("Adjust budget: ", style="bold")
             title.append_text(safe(self.mission_id))
             yield Static(title, id="dialog-title")
-            yield Static("Enter on a limit, type its new value, Enter to save.", classes="hint")
+            yield KeyHint(("select", "pick a limit and type its new value"), ("submit", "save"))
             yield OptionList(*[self._option(limit) for limit in self.limits.values()], id="limits")
             yield Static("", id="value-label")
-            yield Input(id="value", disabled=True)
+            yield TypedInput(id="value", disabled=True)
             yield Static("", id="value-error", classes="error")
         yield Footer()
 

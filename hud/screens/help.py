@@ -6,31 +6,38 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 
+from widgets.keys import hint
+
 
 def key_rows(screen: Screen[object]) -> list[tuple[Text, Text, Text]]:
-    """(key, description, binding id) for every active binding of `screen`.
+    """(keys, description, binding id) for every active binding of `screen`, one row per
+    binding with all its keys (`home g`), as the live keymap binds them. Hidden actions
+    (`check_action`) are not listed, nor Textual's system keys.
 
     The screen's and the app's own keys come first, then those of the focused widget.
     """
-    rows: list[tuple[int, Text, Text, Text]] = []
+    grouped: dict[tuple[int, int, str | None, str], tuple[list[str], ActiveBinding]] = {}
     for active in screen.active_bindings.values():
         binding = active.binding
+        if binding.system:
+            continue
         rank = 0 if active.node is screen else 1 if active.node is screen.app else 2
-        rows.append(
-            (
-                rank,
-                Text(screen.app.get_key_display(binding), style="bold"),
-                Text(binding.description or binding.action),
-                Text(binding.id or "", style="dim"),
-            )
+        group = (rank, id(active.node), binding.id, binding.action)
+        keys, _ = grouped.setdefault(group, ([], active))
+        keys.append(screen.app.get_key_display(binding))
+    return [
+        (
+            Text(" ".join(dict.fromkeys(keys)), style="bold"),
+            Text(active.binding.description or active.binding.action),
+            Text(active.binding.id or "", style="dim"),
         )
-    rows.sort(key=lambda row: row[0])
-    return [row[1:] for row in rows]
+        for _, (keys, active) in sorted(grouped.items(), key=lambda item: item[0][0])
+    ]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -57,4 +64,13 @@ class HelpScreen(ModalScreen[None]):
             table.add_columns(Text("Key"), Text("Does"), Text("Binding id (hud.toml [keys])"))
             table.add_rows(key_rows(self.under))
             yield table
-            yield Static(Text("ctrl+p: command palette · esc: back · q: quit", style="dim"))
+            yield Static(id="help-hint")
+
+    def on_mount(self) -> None:
+        self.bindings_updated_signal.subscribe(self, lambda _: self._hint())
+        self._hint()
+
+    def _hint(self) -> None:
+        hint_text = hint(self, ("help.close", "close"))
+        hint_text.append(" · the keys above work once this is closed", style="dim")
+        self.query_one("#help-hint", Static).update(hint_text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -94,9 +95,14 @@ class HistoryScreen(HudScreen):
 
     # ---- data ----------------------------------------------------------------------------
 
+    @work(thread=True, exclusive=True, group="history")
     def load(self) -> None:
-        """(Re)read the revisions; rows are keyed by path, the cursor stays on its row."""
+        """(Re)read the revisions in a thread worker (they are files), then show them."""
         found = revisions(self.hud.workspace.root, self.mission_id)
+        self.app.call_from_thread(self.show_revisions, found)
+
+    def show_revisions(self, found: list[Revision]) -> None:
+        """Rows keyed by path; the cursor stays on its row."""
         listed = {
             r.relpath: r for kind in DOCUMENTS for r in reversed(found) if r.kind is kind
         }  # intent then constraints, newest first

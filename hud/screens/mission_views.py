@@ -16,7 +16,7 @@ from weakref import WeakKeyDictionary
 from textual.widget import Widget
 
 from store.derive import budget_use
-from store.load import LogReader
+from store.load import LogReader, Window
 from store.mission import MissionState
 from store.records import Evidence
 from widgets.tabs.budget import BudgetView
@@ -59,12 +59,13 @@ class LogFeed:
     read: int = 0
     last_start: int | None = None
 
-    def poll(self, reader: LogReader | None, window: int) -> tuple[list[tuple[int, Any]], bool]:
-        """(new lines as (line_no, record or Problem), whether the widget must reset)."""
+    def poll(self, reader: LogReader | None, window: int) -> tuple[Window | None, bool]:
+        """(where the new lines are, to read off the event loop; whether the widget must
+        reset)."""
         if reader is None:
             reset = self.reader is not None or self.read > 0
             self.reader, self.inode, self.read, self.last_start = None, None, 0, None
-            return [], reset
+            return None, reset
         starts = reader.line_starts
         total = len(starts)
         reset = (
@@ -75,10 +76,10 @@ class LogFeed:
             or total - self.read > window
         )
         first = max(0, total - window) if reset else self.read
-        lines = reader.read_window(first, total - first) if total > first else []
+        span = reader.window(first, total - first)
         self.reader, self.inode, self.read = reader, reader.inode, total
         self.last_start = starts[total - 1] if total else None
-        return lines, reset
+        return span, reset
 
 
 @dataclass
@@ -86,6 +87,48 @@ class ViewState:
     """What a view remembers between updates of one widget."""
 
     feed: LogFeed = field(default_factory=LogFeed)
+    reading: bool = False
+    """A read of new lines is under way in a thread: the next update waits for it."""
+    again: bool = False
+    """The log changed while it was being read: update once more when it is done."""
+
+
+LINES_READ = "log-lines"
+"""The worker group of log reads (tests wait for it to be idle)."""
+
+
+def follow(
+    screen: MissionScreen,
+    view: Widget,
+    reader: LogReader | None,
+    window: int,
+    show: Callable[[list[tuple[int, Any]], bool], None],
+    again: Callable[[], None],
+) -> None:
+    """Read the log's new lines in a thread worker, then `show` them on the event loop,
+    in order: an update while a read is under way runs `again` once it is done."""
+    state = state_of(view)
+    if state.reading:
+        state.again = True
+        return
+    span, reset = state.feed.poll(reader, window)
+    if span is None:
+        show([], reset)
+        return
+    state.reading = True
+
+    def done(lines: list[tuple[int, Any]]) -> None:
+        state.reading = False
+        show(lines, reset)
+        if state.again:
+            state.again = False
+            again()
+
+    def read() -> None:
+        lines = span.read()
+        screen.app.call_from_thread(done, lines)
+
+    screen.run_worker(read, thread=True, group=LINES_READ)
 
 
 _STATES: WeakKeyDictionary[Widget, ViewState] = WeakKeyDictionary()
@@ -155,32 +198,39 @@ def update_execution(screen: MissionScreen, mission: MissionState) -> None:
     view = find(screen, ExecutionView)
     if view is None:
         return
-    reader = mission.events
-    lines, reset = state_of(view).feed.poll(reader, EVENTS_WINDOW)
-    view.show(
-        lines,
-        reset=reset,
-        total=len(reader.line_starts) if reader else 0,
-        chain_broken_at=reader.chain_broken_at if reader else None,
-        seq_broken_at=reader.seq_broken_at if reader else None,
-    )
+
+    def show(lines: list[tuple[int, Any]], reset: bool) -> None:
+        reader = mission.events
+        view.show(
+            lines,
+            reset=reset,
+            total=len(reader.line_starts) if reader else 0,
+            chain_broken_at=reader.chain_broken_at if reader else None,
+            seq_broken_at=reader.seq_broken_at if reader else None,
+        )
+
+    again = lambda: update_execution(screen, mission)  # noqa: E731
+    follow(screen, view, mission.events, EVENTS_WINDOW, show, again)
 
 
 def update_evidence(screen: MissionScreen, mission: MissionState) -> None:
     view = find(screen, EvidenceView)
     if view is None:
         return
-    reader = mission.evidence
-    state = state_of(view)
-    lines, reset = state.feed.poll(reader, EVIDENCE_WINDOW)
-    view.show(
-        lines,
-        reset=reset,
-        checks=artifact_checks(mission),
-        total=len(reader.line_starts) if reader else 0,
-        chain_broken_at=reader.chain_broken_at if reader else None,
-        seq_broken_at=reader.seq_broken_at if reader else None,
-    )
+
+    def show(lines: list[tuple[int, Any]], reset: bool) -> None:
+        reader = mission.evidence
+        view.show(
+            lines,
+            reset=reset,
+            checks=artifact_checks(mission),
+            total=len(reader.line_starts) if reader else 0,
+            chain_broken_at=reader.chain_broken_at if reader else None,
+            seq_broken_at=reader.seq_broken_at if reader else None,
+        )
+
+    again = lambda: update_evidence(screen, mission)  # noqa: E731
+    follow(screen, view, mission.evidence, EVIDENCE_WINDOW, show, again)
 
 
 def update_budget(screen: MissionScreen, mission: MissionState) -> None:

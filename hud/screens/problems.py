@@ -10,21 +10,32 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Static
 
 from hud.screens.base import HudScreen
+from store.problems import Problem
+from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.header import HudHeader
 from widgets.problem_list import ProblemList
+from widgets.words import plural
 
 
-class ProblemsScreen(HudScreen):
+def problem_matches(group: str, problem: Problem, needle: str) -> bool:
+    """The filter against the row, path, code, message and hint."""
+    return matches(needle, group, problem.where, problem.code, problem.message, problem.hint)
+
+
+class ProblemsScreen(Filtering, HudScreen):
     """All problems: grouped by row (mission, SMALL workspace, loopexec run), errors first;
-    a bad file never takes it down."""
+    a bad file never takes it down. `/` filters them."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        *filter_bindings("problems"),
         Binding("escape", "app.pop_screen", "Back", id="problems.back"),
     ]
+    AUTO_FOCUS = "#problem-list"
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static(id="problems-title")
+        yield FilterField(placeholder="filter: mission, path, code, message, fix")
         yield ProblemList(id="problem-list")
         yield Footer()
 
@@ -32,11 +43,29 @@ class ProblemsScreen(HudScreen):
         super().workspace_changed(touched)
         groups = self.hud.workspace.problems_by_row()
         problems = [problem for group in groups.values() for problem in group]
+        needle = self.needle
+        shown = {
+            name: [p for p in group if problem_matches(name, p, needle)]
+            for name, group in groups.items()
+        }
+        count = sum(map(len, shown.values()))
         errors = sum(1 for p in problems if p.severity == "error")
-        title = Text(f" {len(problems)} problems", style="bold")
-        title.append(f"  ({errors} errors, {len(problems) - errors} warnings)", style="dim")
+        title = Text(f" {plural(len(problems), 'problem')}", style="bold")
+        if count < len(problems):
+            title.append(f", {count} shown", style="bold")
+        title.append(
+            f"  ({plural(errors, 'error')}, {plural(len(problems) - errors, 'warning')})",
+            style="dim",
+        )
         complete = self.hud.scanned.is_set()
         if not complete:
             title.append(f"  so far: {self.hud.still_reading()}", style="dim")
         self.query_one("#problems-title", Static).update(title)
-        self.query_one(ProblemList).show(groups, complete)
+        empty = "No problem matches the filter." if problems and not count else ""
+        self.query_one(ProblemList).show(shown, complete, empty)
+
+    def filter_target(self) -> ProblemList:
+        return self.query_one(ProblemList)
+
+    def filter_changed(self) -> None:
+        self.workspace_changed(None)

@@ -26,6 +26,7 @@ from store.problems import Problem
 from store.small.layout import FILES
 from store.small.workspace import SmallWorkspace
 from widgets.header import HudHeader
+from widgets.keys import key_of
 from widgets.small import (
     PlanTable,
     Timeline,
@@ -38,6 +39,12 @@ from widgets.small import (
 )
 from widgets.tabs.common import DocumentScroll
 
+KEYS = {
+    "intent": "small.edit_intent",
+    "constraints": "small.edit_constraints",
+    "copy": "small.copy_accept",
+}
+"""What the intent tab names keys for -> binding id."""
 TABS = (
     ("intent", "Intent"),
     ("plan", "Plan"),
@@ -148,7 +155,11 @@ class SmallScreen(HudScreen):
             small.data("constraints"),
             intent_path=small.files["intent"].relpath,
             constraints_path=small.files["constraints"].relpath,
-            editable=self.hud.writer is not None,
+            keys={
+                name: key
+                for name, binding in KEYS.items()
+                if (key := key_of(self, binding)) is not None
+            },
             accept=accept_commands(small),
             variables=self.app.theme_variables,
         )
@@ -272,9 +283,10 @@ async def edit_small(screen: SmallScreen, kind: str) -> bool:
         return False
     app.wrote([saved.relpath])
     command = accept_commands(small, (kind,))[0]
+    copy = key_of(screen, "small.copy_accept")
     app.notify(
         f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "
-        f"`small accept` does, run (c copies it):\n{command}",
+        f"`small accept` does, run{f' ({copy} copies it)' if copy else ''}:\n{command}",
         timeout=12,
     )
     return True

@@ -46,6 +46,13 @@ COMMANDS = {
     "handoff": ["handoff", "{root}", "m1"],
     "decide-decided": ["decide", "{root}", "m1", "r0", "approve"],
     "decide-refused": ["decide", "{root}", "m1", "r1", "reject"],
+    "replay": ["replay", "{root}", "m1"],
+    "replay-at": ["replay", "{root}", "m1", "--at", "1"],
+    "replay-json": ["replay", "{root}", "m1", "--at", "1", "--json"],
+    "review": ["review", "{root}", "m1"],
+    "review-json": ["review", "{root}", "m1", "--json"],
+    "metrics": ["metrics", "{root}", "--since", "3650d"],
+    "metrics-json": ["metrics", "{root}", "--since", "3650d", "--json"],
 }
 
 

@@ -21,6 +21,7 @@ from textual.widgets import TabbedContent
 from hud.app import HudApp
 from hud.screens.help import HelpScreen
 from hud.screens.mission import MissionScreen
+from hud.screens.mission_views import LINES_READ
 from hud.screens.problems import ProblemsScreen
 from tests.factory import T0, mission, resume, three_missions
 from tests.hud.conftest import until
@@ -47,6 +48,10 @@ def root() -> Iterator[Path]:
     shutil.rmtree(ROOT, ignore_errors=True)
 
 
+def reading_logs(app: HudApp) -> bool:
+    return any(worker.group == LINES_READ and worker.is_running for worker in app.workers)
+
+
 def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     """Wait for the scan, then open `target`: overview, a tab id, problems or help."""
 
@@ -70,6 +75,8 @@ def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
             await pilot.press("question_mark")
             await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         await pilot.pause(0.2)
+        await until(pilot, lambda: not reading_logs(app))  # log lines come from a thread
+        await pilot.pause(0.1)
 
     return run_before
 

@@ -118,6 +118,32 @@ def test_needs_you_for_outcome_unknown(m: Mission) -> None:
     assert status(m, at(10)) is MissionStatus.NEEDS_YOU
 
 
+@pytest.mark.parametrize(
+    ("limit", "attempts", "last", "expected"),
+    [
+        (None, 5, "failed", MissionStatus.FAILED),  # no limit: the agent may go on
+        (3, 2, "failed", MissionStatus.FAILED),
+        (3, 3, "failed", MissionStatus.NEEDS_YOU),  # all used, not succeeded: beats failed
+        (3, 3, "running", MissionStatus.NEEDS_YOU),
+        (3, 4, "running", MissionStatus.NEEDS_YOU),
+        (3, 3, None, MissionStatus.NEEDS_YOU),
+        (3, 3, "succeeded", MissionStatus.IDLE),  # s2 never started
+    ],
+)
+def test_needs_you_when_a_step_used_all_its_attempts(
+    m: Mission, limit: int | None, attempts: int, last: str | None, expected: MissionStatus
+) -> None:
+    budget = {"usd": 10.0} if limit is None else {"usd": 10.0, "max_attempts_per_step": limit}
+    m.constraints(budget=budget)
+    for number in range(1, attempts + 1):
+        m.event("attempt", step="s1", attempt=number, phase="started", tool="t")
+    if last == "succeeded":
+        m.succeed("s1")
+    elif last is not None:
+        m.step("s1", last)
+    assert status(m, at(60)) is expected
+
+
 def test_needs_you_for_invalid_state(m: Mission) -> None:
     m.step("s1", "running")
     (m.dir / "plan" / "v1.json").write_text("{")

@@ -23,7 +23,10 @@ from simulator.runner import Runner
 from store.check import check
 from store.layout import Kind, is_transient, log_path
 from store.load import LogReader
+from store.metrics import Ratio, directory_metrics
 from store.records import request_digest
+from store.replay import Replay
+from store.review import review
 from store.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -321,3 +324,41 @@ def test_requests_that_expire_undecided_are_asked_again_then_never_run(
     assert not any(e.type == "attempt" for e in events(tmp_path, mission))
     assert (last_state(tmp_path, mission, "retire") or ("",))[0] == "blocked"
     assert_valid(tmp_path)
+
+
+# ---- what a review, a replay and the metrics find in a demo --------------------------------------
+
+
+def test_the_demo_leaves_what_review_replay_and_metrics_look_for(tmp_path: Path) -> None:
+    Runner(tmp_path, ticks=600, rate=1e9).run()
+    assert_valid(tmp_path)
+    workspace = Workspace(tmp_path)
+    workspace.scan()
+    now = workspace.clock()
+    report = directory_metrics(workspace, now - timedelta(days=1), now)
+    verdicts = {
+        m: {a.key: a.verdict for a in review(workspace.missions[m]).answers}
+        for m in ("release-notes", "nightly-index", "refund-batch")
+    }
+    # a handoff to another agent that finished the work, on independent evidence
+    assert "fail" not in verdicts["release-notes"].values()
+    assert verdicts["release-notes"]["independent-evidence"] == "pass"
+    assert report.missions["release-notes"].handoffs == Ratio(1, 1)
+    # two workers on one step, one on a superseded plan, repeating an effect without a key
+    failing = {key for key, verdict in verdicts["nightly-index"].items() if verdict == "fail"}
+    assert {"risk-recovery", "safe-resume", "unkeyed-repeat"} <= failing
+    stale = report.missions["nightly-index"]
+    assert (stale.conflicts, stale.stale_context, stale.handoffs_open) == (1, 1, 1)
+    # a request the agent's re-plan left stale: an authorization refused
+    assert workspace.request_status("refund-batch", "refund-batch-resubmit").value == "stale"
+    assert report.missions["refund-batch"].rejections == Ratio(1, 1)
+    # a failed run worth replaying: failed, re-planned, failed again
+    replay = Replay(tmp_path, "flaky-migration")
+    replay.refresh()
+    failures = [m.line for m in replay.mission.ledger.marks() if m.subject == "failed"]
+    assert len(failures) == 2
+    assert replay.frame(failures[0]).moment.status == "failed"
+    retried = replay.frame(failures[0] + 1)
+    assert retried.moment.plan_version == 2 and ("plan", "", "v1", "v2") in {
+        (c.what, c.key, c.before, c.after) for c in retried.changes
+    }

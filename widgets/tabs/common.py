@@ -17,10 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.widget import Widget
-from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
 from store.problems import Problem
+from widgets.flex_table import RowCursorTable
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 
@@ -218,18 +218,20 @@ class ThemeAware:
             return {}
 
 
-class DocumentScroll(VerticalScroll):
-    """A scrolling document with j/k and g/G."""
+class DocumentScroll(VerticalScroll, inherit_bindings=False):
+    """A scrolling document: up and down only (left and right would do nothing)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "scroll_down", "Down", show=False, id="scroll.down"),
-        Binding("k", "scroll_up", "Up", show=False, id="scroll.up"),
-        Binding("g", "scroll_home", "Top", show=False, id="scroll.top"),
-        Binding("G", "scroll_end", "Bottom", show=False, id="scroll.bottom"),
+        Binding("down,j", "scroll_down", "Down", show=False, id="scroll.down"),
+        Binding("up,k", "scroll_up", "Up", show=False, id="scroll.up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="scroll.page_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="scroll.page_up"),
+        Binding("home,g", "scroll_home", "Top", show=False, id="scroll.top"),
+        Binding("end,G", "scroll_end", "Bottom", show=False, id="scroll.bottom"),
     ]
 
 
-class KeyedTable(DataTable[Text]):
+class KeyedTable(RowCursorTable):
     """A row-cursor table whose rows are set by key: only changed cells are updated.
 
     Columns are laid out for the width (narrow below `WIDE` columns, wide from it);
@@ -237,21 +239,15 @@ class KeyedTable(DataTable[Text]):
     (if given) is called to set the rows again (cells may depend on `wide`).
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False, id="table.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="table.up"),
-        Binding("g", "scroll_top", "First", show=False, id="table.first"),
-        Binding("G", "scroll_bottom", "Last", show=False, id="table.last"),
-    ]
-
     def __init__(
         self,
         columns: Sequence[Column],
         *,
         id: str | None = None,
         on_relayout: Callable[[], None] | None = None,
+        selectable: bool = False,
     ) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id, selectable=selectable)
         self.column_spec = tuple(columns)
         self.on_relayout = on_relayout
         self.wide = False
@@ -273,6 +269,12 @@ class KeyedTable(DataTable[Text]):
         padding = 2 * self.cell_padding * len(fixed)
         rest = max(8, width - sum(fixed) - padding - 2)
         return tuple(w or rest for w in fixed)
+
+    def width_of(self, column: str) -> int:
+        """The width of `column` as laid out (as at 80 cells before the first layout)."""
+        keys = [key for key, *_ in self.column_spec]
+        widths = self._widths or self.widths_for(self.size.width or 80)
+        return widths[keys.index(column)]
 
     def _layout(self, width: int) -> None:
         widths = self.widths_for(width)

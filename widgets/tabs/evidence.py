@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.widgets import Static
 
 from store.problems import Problem
 from store.records import Evidence
+from widgets.filter import filter_bindings
 from widgets.safe_text import safe
 from widgets.status import theme_style
 from widgets.tabs.common import (
@@ -29,6 +31,7 @@ from widgets.tabs.common import (
     verdict_text,
 )
 from widgets.tabs.log_view import Line, LogView
+from widgets.words import plural
 
 WINDOW = 1000
 """Evidence lines kept in memory (the last ones); all of them are shown."""
@@ -102,6 +105,8 @@ def evidence_detail(
 class EvidenceView(LogView):
     """Chain status line, the evidence table, and the highlighted entry in full."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [*filter_bindings("evidence")]
+
     DEFAULT_CSS = """
     EvidenceView { height: 1fr; }
     EvidenceView > #evidence-status { height: auto; padding: 0 1; background: $panel; }
@@ -122,6 +127,7 @@ class EvidenceView(LogView):
 
     def compose(self) -> ComposeResult:
         yield self.status
+        yield self.compose_filter()
         yield self.table
         with DocumentScroll(id="evidence-detail"):
             yield self.detail
@@ -194,7 +200,7 @@ class EvidenceView(LogView):
         return cells
 
     def refresh_rows(self) -> None:
-        rows = [(str(line), self._row(line, item)) for line, item in self._buffer]
+        rows = self.filtered([(str(line), self._row(line, item)) for line, item in self._buffer])
         self.table.set_rows(rows)
         self.table.styles.max_height = len(rows) + 1
         self.update_status()
@@ -216,7 +222,8 @@ class EvidenceView(LogView):
         items = [item for _, item in self._buffer if isinstance(item, Evidence)]
         if items:
             passed = sum(1 for item in items if item.verdict == "pass")
-            text.append(f" · {len(items):,} entries: {passed:,} pass", style="dim")
+            entries = plural(len(items), "entry", "entries")
+            text.append(f" · {entries}: {passed:,} pass", style="dim")
             failed = len(items) - passed
             if failed:
                 text.append(f", {failed:,} fail", style=bad)
@@ -229,9 +236,14 @@ class EvidenceView(LogView):
             wrong = sum(1 for check in checks if check not in ("ok", None))
             if wrong:
                 text.append(f" {wrong} ✗", style=bad)
+        if self.needle:
+            text.append(f" · {plural(self.table.row_count, 'row')} match ", style="dim")
+            words = safe(self.needle)
+            words.stylize("bold reverse")
+            text.append_text(words)
         problems = sum(1 for _, item in self._buffer if isinstance(item, Problem))
         if problems:
-            text.append(f" · {problems} bad lines", style=bad)
+            text.append(f" · {plural(problems, 'bad line')}", style=bad)
         return text
 
     def detail_for(self, line: int, record: Any) -> Text:

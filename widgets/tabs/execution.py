@@ -26,6 +26,8 @@ from store.records import (
     StepEvent,
     UsageEvent,
 )
+from widgets.filter import filter_bindings
+from widgets.keys import key_of
 from widgets.safe_text import safe
 from widgets.status import LOOKS, status_text, theme_style
 from widgets.tabs.common import (
@@ -37,6 +39,7 @@ from widgets.tabs.common import (
     join_lines,
 )
 from widgets.tabs.log_view import Line, LogView
+from widgets.words import plural
 
 WINDOW = 1000
 """Log lines kept in memory (the last ones)."""
@@ -200,6 +203,7 @@ class ExecutionView(LogView):
         border-top: solid $panel; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
+        *filter_bindings("execution"),
         Binding("f", "follow", "Follow", id="execution.follow"),
         Binding("s", "next_step", "Step filter", id="execution.step"),
         Binding("t", "next_type", "Type filter", id="execution.type"),
@@ -219,6 +223,7 @@ class ExecutionView(LogView):
 
     def compose(self) -> ComposeResult:
         yield self.status
+        yield self.compose_filter()
         yield self.table
         yield self.detail
 
@@ -278,17 +283,17 @@ class ExecutionView(LogView):
         self._cells[line] = cells
         return cells
 
-    def _visible(self) -> list[Line]:
-        shown = [
-            (line, record)
+    def _visible(self) -> list[tuple[str, tuple[Text, ...]]]:
+        rows = [
+            (str(line), self._row(line, record))
             for line, record in self._buffer
             if (self.step_filter is None or step_of(record) == self.step_filter)
             and (self.type_filter is None or kind_of(record) == self.type_filter)
         ]
-        return shown[-SHOWN:]
+        return self.filtered(rows)[-SHOWN:]
 
     def refresh_rows(self) -> None:
-        rows = [(str(line), self._row(line, record)) for line, record in self._visible()]
+        rows = self._visible()
         changed = self.table.set_rows(rows)
         if changed and self.following and self.table.row_count:
             self.table.move_cursor(row=self.table.row_count - 1, animate=False)
@@ -304,7 +309,9 @@ class ExecutionView(LogView):
             text.append("▼ following", style="bold")
         else:
             text.append("‖ paused", style="bold")
-            text.append(" (f follows)", style="dim")
+            follow = key_of(self, "execution.follow")
+            if follow:
+                text.append(f" ({follow} follows)", style="dim")
         for name, value in (("step", self.step_filter), ("type", self.type_filter)):
             text.append(f" · {name} ", style="dim")
             if value is None:
@@ -313,8 +320,13 @@ class ExecutionView(LogView):
                 chosen = safe(value)
                 chosen.stylize("bold reverse")
                 text.append_text(chosen)
+        if self.needle:
+            text.append(" · words ", style="dim")
+            words = safe(self.needle)
+            words.stylize("bold reverse")
+            text.append_text(words)
         shown = self.table.row_count
-        text.append(f" · {self._total:,} lines", style="dim")
+        text.append(f" · {plural(self._total, 'line')}", style="dim")
         if shown < self._total:
             text.append(f", {shown:,} shown", style="dim")
         if self._chain_broken_at is not None:

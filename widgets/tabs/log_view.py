@@ -1,5 +1,6 @@
 """What the Execution and Evidence tabs share: a window of log lines, a status line, a
-table of them, and the highlighted line in full, each repainted only when it changed."""
+table of them, the highlighted line in full, each repainted only when it changed, and
+`/` to filter the rows by the words in them."""
 
 from __future__ import annotations
 
@@ -11,15 +12,20 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from widgets.filter import FilterField, Filtering, matches
+from widgets.keys import KeyHints
 from widgets.tabs.common import FocusOnShow, KeyedTable, ThemeAware
 
 Line = tuple[int, Any]
 """(line number, record or Problem) of one log line."""
+Row = tuple[str, tuple[Text, ...]]
+"""(key, cells) of one table row."""
 
 
-class LogView(ThemeAware, FocusOnShow, Vertical):
-    """Base of a log tab. Subclasses make `table`, `status` and `detail` and define
-    `refresh_rows`, `status_text` and `detail_for`."""
+class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
+    """Base of a log tab. Subclasses make `table`, `status` and `detail`, compose
+    `filter_field` above the table, bind `filter_bindings` and define `refresh_rows`,
+    `status_text` and `detail_for`."""
 
     table: KeyedTable
     status: Static
@@ -39,6 +45,26 @@ class LogView(ThemeAware, FocusOnShow, Vertical):
 
     def focus_target(self) -> Widget:
         return self.table
+
+    def filter_target(self) -> Widget:
+        return self.table
+
+    def filter_changed(self) -> None:
+        self.refresh_rows()
+
+    def keys_changed(self) -> None:
+        self._status_shown = None
+        self.update_status()
+
+    def compose_filter(self) -> FilterField:
+        return FilterField(placeholder="filter: words in the rows")
+
+    def filtered(self, rows: list[Row]) -> list[Row]:
+        """The rows that hold every word of the filter."""
+        needle = self.needle
+        if not needle:
+            return rows
+        return [(key, cells) for key, cells in rows if matches(needle, *(c.plain for c in cells))]
 
     @property
     def lines(self) -> list[Line]:

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static
 from store.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_delta
 from store.problems import Problem
 from store.records import Plan, PlanStep, StepEvent
+from widgets.keys import KeyHints, hint, key_of
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
@@ -89,13 +90,24 @@ def step_summary(step: PlanStep, variables: Mapping[str, str] | None) -> Text:
     return text
 
 
-def diff_text(diff: PlanDiff, variables: Mapping[str, str] | None = None) -> Text:
-    """Steps added, removed and changed (field by field), then plan-level fields."""
+def reason_text(version: int, reason: str) -> Text:
+    """`why v2: <the reason, whole>`, wrapped lines hanging under its start."""
+    return hanging(Text(f"why v{version}: ", style="dim"), safe(reason, multiline=True))
+
+
+def diff_text(
+    diff: PlanDiff,
+    variables: Mapping[str, str] | None = None,
+    reasons: Sequence[tuple[int, str]] = (),
+) -> Text:
+    """The reasons of the versions compared, steps added, removed and changed (field by
+    field), then plan-level fields."""
     added = theme_style("success", "bold", variables)
     removed = theme_style("error", "bold", variables)
     changed = theme_style("warning", "bold", variables)
     parts = [
         Text(f"Diff v{diff.old_version} → v{diff.new_version}", style="bold"),
+        *(reason_text(version, reason) for version, reason in reasons),
     ]
     if diff.empty:
         parts.append(Text("  no differences in steps, assumptions or expected evidence", "dim"))
@@ -150,7 +162,7 @@ class _Shown(NamedTuple):
     states: tuple[tuple[str, StepEvent], ...]
 
 
-class PlanView(ThemeAware, FocusOnShow, Vertical):
+class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
     """Versions table, the selected version's steps (or a diff), the step's details."""
 
     DEFAULT_CSS = """
@@ -183,7 +195,7 @@ class PlanView(ThemeAware, FocusOnShow, Vertical):
         self._diff_shown: Text | None = None
         self._detail_shown: Text | None = Text("")  # a Static starts empty (see LogView)
         self.versions_table = KeyedTable(
-            VERSION_COLUMNS, id="plan-versions", on_relayout=self._fill_versions
+            VERSION_COLUMNS, id="plan-versions", on_relayout=self._fill_versions, selectable=True
         )
         self.steps_table = KeyedTable(STEP_COLUMNS, id="plan-steps", on_relayout=self._fill_steps)
         self.title_bar = Static(id="plan-title")
@@ -246,6 +258,14 @@ class PlanView(ThemeAware, FocusOnShow, Vertical):
             return self.base
         older = [v for v in self._versions if v < current and self._versions[v].plan]
         return max(older, default=None)
+
+    def keys_changed(self) -> None:
+        self._title_shown = None
+        self._diff_shown = None
+        if self._versions:
+            self._fill_title()
+            if self.diffing:
+                self._fill_diff()
 
     def rerender(self) -> None:
         self._title_shown = None
@@ -320,7 +340,15 @@ class PlanView(ThemeAware, FocusOnShow, Vertical):
                 base = self.base_version
                 text.append(" · diff against ")
                 text.append(f"v{base}" if base is not None else "nothing older", style="bold")
-            text.append("   v/V version · d diff · b base", style="dim")
+            keys = hint(
+                self,
+                ("plan.version", "older"),
+                ("plan.version_newer", "newer"),
+                ("plan.diff", "diff"),
+                ("plan.base", "diff base"),
+            )
+            if keys:
+                text.append("   ").append_text(keys)
             for problem in entry.problems:
                 text.append("\n")
                 text.append_text(problem_text(problem, variables))
@@ -376,6 +404,8 @@ class PlanView(ThemeAware, FocusOnShow, Vertical):
                     value = getattr(step, name)
                     body = safe(value, multiline=True) if value else Text("—")
                     parts.append(hanging(Text(f"{name}: ", style="dim"), body))
+            if plan.reason:
+                parts.append(reason_text(plan.version, plan.reason))
             parts.append(heading("Assumptions"))
             parts.append(bullets(plan.assumptions))
             parts.append(heading("Expected evidence"))
@@ -391,9 +421,17 @@ class PlanView(ThemeAware, FocusOnShow, Vertical):
         new = self._versions[current].plan if current is not None else None
         old = self._versions[base].plan if base is not None else None
         if new is None or old is None:
-            text = Text("Nothing to diff: pick two valid versions (b picks the base).", style="dim")
+            pick = key_of(self, "plan.base")
+            how = f" ({pick} picks the base)" if pick else ""
+            text = Text(f"Nothing to diff: pick two valid versions{how}.", style="dim")
         else:
-            text = diff_text(diff_plans(old, new), self.variables)
+            low, high = sorted((old.version, new.version))
+            reasons = [
+                (version, plan.reason)
+                for version, entry in sorted(self._versions.items())
+                if low < version <= high and (plan := entry.plan) is not None and plan.reason
+            ]
+            text = diff_text(diff_plans(old, new), self.variables, reasons)
         if text != self._diff_shown:
             self._diff_shown = text
             self.diff_doc.update(text)

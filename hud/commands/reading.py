@@ -1,0 +1,37 @@
+"""What the mission subcommands share: the checks before reading one, and JSON values."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from hud.commands.output import say
+from store.layout import unsafe_id
+
+
+def cannot_read(command: str, root: Path, mission_id: str) -> bool:
+    """True (having said why) when `hud <command>` cannot read that mission of `root`."""
+    why = f"{root}: no such directory" if not root.is_dir() else unsafe_id(mission_id)
+    if why is not None:
+        say(f"hud {command}: {why}", err=True)
+    return why is not None
+
+
+def plain(value: Any) -> Any:
+    """Dataclasses and named tuples as objects, tuples as lists, times as RFC 3339."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {name: plain(item) for name, item in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    return value

@@ -1,0 +1,76 @@
+"""`hud review DIR MISSION [--version N] [--json]`: review a plan version.
+
+Seven questions and four failure modes, each answered pass, fail or unknown from the
+mission's records, with the records (path:line) that decide it (`store.review`; how each
+is decided: docs/review.md). The latest plan version unless `--version N`.
+
+Exit 0 when no answer is fail; 1 when one is; 2 cannot run (no such directory, mission
+or plan version).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hud.commands import SUMMARIES
+from hud.commands.output import printable, say
+from hud.commands.reading import cannot_read, plain
+from store.layout import mission_dir
+from store.review import Answer, PlanReview, review
+from store.workspace import Workspace
+from widgets.json_text import json_text
+
+EXIT_PASSED, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+def build(parser: argparse.ArgumentParser) -> None:
+    parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARIES["review"]
+    parser.add_argument("dir", type=Path, help="the state directory")
+    parser.add_argument("mission", help="the mission id")
+    parser.add_argument("--version", type=int, metavar="N", help="the plan version (latest)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    if cannot_read("review", args.dir, args.mission):
+        return EXIT_CANNOT_RUN
+    workspace = Workspace(args.dir)
+    workspace.load_settings()
+    workspace.apply([mission_dir(args.mission)])
+    mission = workspace.missions.get(args.mission)
+    if mission is None:
+        say(f"hud review: no mission {args.mission} in {args.dir}", err=True)
+        return EXIT_CANNOT_RUN
+    try:
+        result = review(mission, args.version)
+    except KeyError:
+        say(f"hud review: mission {args.mission} has no plan v{args.version}", err=True)
+        return EXIT_CANNOT_RUN
+    say(json_text(plain(result)) if args.json else render(result))
+    return EXIT_FAILED if result.failed else EXIT_PASSED
+
+
+def render(result: PlanReview) -> str:
+    version = f"plan v{result.plan_version}" if result.plan_version else "no plan"
+    latest = f" (latest v{result.latest_version})" if result.latest_version else ""
+    lines = [f"review of {printable(result.mission)}, {version}{latest}"]
+    for number, answer in enumerate(result.questions, start=1):
+        lines += _answer(f"{number}.", answer)
+    lines.append("failure modes")
+    for answer in result.failure_modes:
+        lines += _answer("-", answer)
+    failed = sum(answer.verdict == "fail" for answer in result.answers)
+    lines.append(f"{failed} failed" if failed else "nothing failed")
+    return "\n".join(lines)
+
+
+def _answer(label: str, answer: Answer) -> list[str]:
+    lines = [
+        f"{label:>3} {answer.verdict:<7} {answer.question}",
+        f"            {printable(answer.reason)}",
+    ]
+    for cite in answer.cites:
+        where = f"{cite.path}:{cite.line}" if cite.line is not None else cite.path
+        lines.append(f"            {printable(where)}  {printable(cite.note)}")
+    return lines
