@@ -22,7 +22,7 @@ from tests.small_support import REPO, VALID, small_fixture
 
 pytestmark = pytest.mark.wheel
 
-PACKAGES = ("store", "hud", "widgets", "themes", "simulator")
+PACKAGES = ("store", "hud", "widgets", "themes", "simulator", "agentside")
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
 OPEN_HUD = """

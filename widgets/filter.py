@@ -9,12 +9,14 @@ handed on), the field takes the focus at once, and it is a `TypedInput`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
-from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 
 def matches(needle: str, *fields: str | None) -> bool:
@@ -23,21 +25,44 @@ def matches(needle: str, *fields: str | None) -> bool:
     return all(word in haystack for word in needle.lower().split())
 
 
-class TypedInput(Input):
-    """An Input whose own keys (ctrl+u, backspace, enter, ...) act in the order typed.
+class KeysInOrder:
+    """A text field whose own keys (arrows, ctrl+u, backspace, enter, ...) act in the
+    order typed.
 
     Textual runs a focused widget's bindings once the key has bubbled back up to the
-    app, while the Input inserts a character as soon as it reaches it: in a burst (a
-    fast typist over ssh, `tmux send-keys`) `abc ctrl+u def` would clear `def` as well.
-    This Input runs its own bindings as each key reaches it.
+    app, while a text field inserts a character as soon as it reaches it: in a burst (a
+    fast typist over ssh, `tmux send-keys`) `abc ctrl+u def` would clear `def` as well,
+    and `down end text` would type the text before the cursor moves. This field runs its
+    own bindings as each key reaches it.
+
+    A plain mixin, put first: Textual takes CSS from the first DOMNode base only.
     """
 
     async def on_key(self, event: events.Key) -> None:
-        active = self.screen.active_bindings.get(event.key)
-        if active is not None and active.node is self and active.enabled:
+        field = cast(Widget, self)
+        active = field.screen.active_bindings.get(event.key)
+        if active is not None and active.node is field and active.enabled:
             event.stop()
             event.prevent_default()
-            await self.run_action(active.binding.action)
+            await field.run_action(active.binding.action)
+
+
+def after_typed(node: Widget, callback: Callable[[], object]) -> None:
+    """Run `callback` once the focused field has handled the keys typed before now.
+
+    A priority binding (ctrl+s in an editor) runs as its key reaches the app, while the
+    keys typed before it may still wait at the field: acting at once would drop them.
+    """
+    screen = node.screen
+    (screen.focused or screen).call_later(callback)
+
+
+class TypedInput(KeysInOrder, Input):
+    """An Input whose keys act in the order typed."""
+
+
+class TypedTextArea(KeysInOrder, TextArea):
+    """A TextArea whose keys act in the order typed."""
 
 
 class FilterField(TypedInput):
@@ -54,16 +79,18 @@ def filter_bindings(scope: str) -> list[BindingType]:
     ]
 
 
-class Filtering(DOMNode):
+class Filtering:
     """Mixin for a screen or widget with a `FilterField` above its list: `filter_changed`
-    runs whenever `needle` changes, `filter_target` takes the focus back."""
+    runs whenever `needle` changes, `filter_target` takes the focus back.
 
-    filtering = reactive(False, bindings=True)
+    A plain mixin, not a DOMNode: Textual takes CSS from the first DOMNode base only."""
+
+    filtering = False
     """Whether the field is shown (from `/` until escape)."""
 
     @property
     def filter_field(self) -> FilterField:
-        return self.query_one(FilterField)
+        return cast(DOMNode, self).query_one(FilterField)
 
     @property
     def needle(self) -> str:
@@ -78,23 +105,27 @@ class Filtering(DOMNode):
         """Show the rows that match `needle`."""
         raise NotImplementedError
 
-    def watch_filtering(self, shown: bool) -> None:
-        self.filter_field.display = shown
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter":
             return self.filtering
-        return super().check_action(action, parameters)
+        owner: Any = super()
+        allowed: bool | None = owner.check_action(action, parameters)
+        return allowed
+
+    def _show_field(self, shown: bool) -> None:
+        self.filtering = shown
+        self.filter_field.display = shown
+        cast(DOMNode, self).refresh_bindings()  # escape clears, or goes back
 
     def action_filter(self) -> None:
-        self.filtering = True
+        self._show_field(True)
         field = self.filter_field
         field.screen.set_focus(field)  # now, not after a refresh: the next key goes there
 
     def action_clear_filter(self) -> None:
         field = self.filter_field
         field.value = ""  # the field says so (Input.Changed): filter_changed follows
-        self.filtering = False
+        self._show_field(False)
         field.screen.set_focus(self.filter_target())
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -33,8 +33,9 @@ class Column:
     width: int
 
 
-class RowTable(ScrollView, can_focus=True):
-    """Rows of cells (rich Text) in fixed-width columns, with a sticky header and a cursor."""
+class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows of cells (rich Text) in fixed-width columns, with a sticky header and a cursor;
+    only its own keys (a ScrollView's left and right would move nothing)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),

@@ -35,7 +35,7 @@ from hud.editing import (
 from store.human import Conflict, HumanWriteError, Invalid
 from store.revisions import unified_diff
 from widgets.diff_view import diff_text
-from widgets.filter import TypedInput
+from widgets.filter import TypedInput, TypedTextArea, after_typed
 from widgets.keys import KeyHint, key_of
 from widgets.safe_text import safe
 
@@ -144,12 +144,12 @@ class NewMissionScreen(ModalScreen[str | None]):
                 yield Static("", id="title-error", classes="below error")
                 with Horizontal(classes="row"):
                     yield Label("Objective")
-                    yield TextArea(id="objective", soft_wrap=True, placeholder="the outcome")
+                    yield TypedTextArea(id="objective", soft_wrap=True, placeholder="the outcome")
                 for key, label, hint in _LISTS:
                     yield Static(classes="gap")
                     with Horizontal(classes="row"):
                         yield Label(label)
-                        yield TextArea(id=key, soft_wrap=True, placeholder=hint)
+                        yield TypedTextArea(id=key, soft_wrap=True, placeholder=hint)
                 yield Static("Budget limits (empty: no limit)", classes="section")
                 for spec in LIMITS:
                     with Horizontal(classes="row"):
@@ -203,6 +203,9 @@ class NewMissionScreen(ModalScreen[str | None]):
     # ---- submit --------------------------------------------------------------------------
 
     def action_create(self) -> None:
+        after_typed(self, self._create)
+
+    def _create(self) -> None:
         fields = [self.query_one("#title", Input)]
         fields += [self.query_one(f"#limit-{spec.key}", Input) for spec in LIMITS]
         first_bad: Input | None = None
@@ -264,9 +267,9 @@ _AT = re.compile(r" \(at line \d+, column \d+\)")
 def _code_area(text: str) -> TextArea:
     """A TOML editor: highlighted where tree-sitter knows TOML, plain text otherwise."""
     try:
-        return TextArea.code_editor(text, language="toml", id="toml", soft_wrap=False)
+        return TypedTextArea.code_editor(text, language="toml", id="toml", soft_wrap=False)
     except Exception:  # the language is unknown to this tree-sitter install
-        return TextArea.code_editor(text, id="toml", soft_wrap=False)
+        return TypedTextArea.code_editor(text, id="toml", soft_wrap=False)
 
 
 def invalid_message(error: Invalid) -> str:
@@ -341,9 +344,12 @@ class TomlEditorScreen(ModalScreen[str | None]):
         self._armed_cancel = False
 
     def action_save(self) -> None:
-        self.dismiss(self.area.text)
+        after_typed(self, lambda: self.dismiss(self.area.text))
 
     def action_cancel(self) -> None:
+        after_typed(self, self._cancel)
+
+    def _cancel(self) -> None:
         if self.area.text != self.baseline and not self._armed_cancel:
             self._armed_cancel = True
             again = key_of(self, "editor.cancel") or "cancel"

@@ -2,41 +2,62 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import ActiveBinding, Binding, BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
+from widgets.flex_table import RowCursorTable
 from widgets.keys import hint
 
 
-def key_rows(screen: Screen[object]) -> list[tuple[Text, Text, Text]]:
-    """(keys, description, binding id) for every active binding of `screen`, one row per
-    binding with all its keys (`home g`), as the live keymap binds them. Hidden actions
-    (`check_action`) are not listed, nor Textual's system keys.
+@dataclass(frozen=True)
+class KeyGroup:
+    """One binding as help lists it: every key bound to it (one Binding per key)."""
+
+    node: DOMNode
+    bindings: tuple[Binding, ...]
+
+    @property
+    def binding(self) -> Binding:
+        return self.bindings[0]
+
+
+def key_groups(screen: Screen[object]) -> list[KeyGroup]:
+    """Every active binding of `screen`, one group per binding with all its keys (`home
+    g`), as the live keymap binds them. Hidden actions (`check_action`) are left out, as
+    are Textual's system keys.
 
     The screen's and the app's own keys come first, then those of the focused widget.
     """
-    grouped: dict[tuple[int, int, str | None, str], tuple[list[str], ActiveBinding]] = {}
+    grouped: dict[tuple[int, int, str | None, str], tuple[DOMNode, list[Binding]]] = {}
     for active in screen.active_bindings.values():
         binding = active.binding
         if binding.system:
             continue
         rank = 0 if active.node is screen else 1 if active.node is screen.app else 2
         group = (rank, id(active.node), binding.id, binding.action)
-        keys, _ = grouped.setdefault(group, ([], active))
-        keys.append(screen.app.get_key_display(binding))
+        grouped.setdefault(group, (active.node, []))[1].append(binding)
+    ordered = sorted(grouped.items(), key=lambda item: item[0][0])
+    return [KeyGroup(node, tuple(bindings)) for _, (node, bindings) in ordered]
+
+
+def key_rows(screen: Screen[object]) -> list[tuple[Text, Text, Text]]:
+    """(keys, description, binding id) of each `key_groups` group."""
+    display = screen.app.get_key_display
     return [
         (
-            Text(" ".join(dict.fromkeys(keys)), style="bold"),
-            Text(active.binding.description or active.binding.action),
-            Text(active.binding.id or "", style="dim"),
+            Text(" ".join(dict.fromkeys(display(b) for b in group.bindings)), style="bold"),
+            Text(group.binding.description or group.binding.action),
+            Text(group.binding.id or "", style="dim"),
         )
-        for _, (keys, active) in sorted(grouped.items(), key=lambda item: item[0][0])
+        for group in key_groups(screen)
     ]
 
 
@@ -60,7 +81,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text("Keys on this screen", style="bold"))
-            table: DataTable[Text] = DataTable(cursor_type="row", id="keys")
+            table = RowCursorTable(id="keys")
             table.add_columns(Text("Key"), Text("Does"), Text("Binding id (hud.toml [keys])"))
             table.add_rows(key_rows(self.under))
             yield table

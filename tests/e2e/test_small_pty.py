@@ -69,7 +69,7 @@ def test_small_workspace_opens_and_quits(tmp_path: Path) -> None:
     root = copy_fixture(VALID, tmp_path)
     terminal = Terminal(hud_argv(root))
     try:
-        terminal.wait_for(lambda text: "SMALL: Make" in text)
+        terminal.wait_for(lambda text: "small:valid" in text)
         assert "blocked" in terminal.text() and "task-5" in terminal.text()
         terminal.press(b"\r")
         terminal.wait_for(lambda text: "resume task-5" in text and "1 Intent" in text)
