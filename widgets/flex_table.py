@@ -56,6 +56,7 @@ class FlexTable(RowCursorTable):
         flexible = next(key for key, _, width in self.COLUMNS if not width)
         fixed = sum(width + 2 for _, _, width in self.COLUMNS if width)
         column = self.columns[ColumnKey(flexible)]
-        column.width = max(12, self.size.width - fixed - 3)
+        spare = self.size.width - fixed - 3 - self.styles.scrollbar_size_vertical  # bar or not
+        column.width = max(12, spare)
         column.auto_width = False
         self.refresh()

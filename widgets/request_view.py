@@ -160,7 +160,7 @@ def findings_text(
         line = Text("⚠ ", style=warning)
         line.append_text(safe(warning_text))
         lines.append(line)
-    if not lines and review.status is RequestStatus.PENDING:
+    if pending and not review.blockers and not review.plan_stale:  # warnings do not block
         confirm = {
             "confirm": " (asks for a confirmation: external write)",
             "type_tool": " (asks you to type the tool name: irreversible)",

@@ -108,7 +108,6 @@ class ApprovalsScreen(Filtering, HudScreen):
                 self,
                 ("table.select", "review"),
                 ("approvals.all", "pending only" if self.everything else "all"),
-                ("approvals.filter", "filter"),
             )
         )
         if self.hud.read_only:

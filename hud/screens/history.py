@@ -20,6 +20,7 @@ from textual.widgets.data_table import CellDoesNotExist
 from hud.screens.base import HudScreen
 from store.revisions import DOCUMENTS, Revision, diff_lines, revisions
 from widgets.diff_view import diff_text
+from widgets.flex_table import RowCursorTable
 from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.tabs.common import moment
@@ -57,7 +58,7 @@ class HistoryScreen(HudScreen):
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static("", id="history-title")
-        table: DataTable[Text] = DataTable(id="revisions", cursor_type="row", zebra_stripes=False)
+        table = RowCursorTable(id="revisions")
         yield table
         yield Static("", id="diff-title")
         with VerticalScroll(id="diff"):
@@ -222,9 +223,6 @@ class HistoryScreen(HudScreen):
             mark = Text("●" if relpath in self.marked else " ", style="bold")
             table.update_cell(relpath, "mark", mark)
         self.show_diff()
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.action_mark()
 
     def action_cursor_down(self) -> None:
         self.table.action_cursor_down()

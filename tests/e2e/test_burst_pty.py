@@ -91,3 +91,23 @@ def test_editor_keys_typed_in_one_burst(tmp_path: Path) -> None:
         assert saved.splitlines()[0] == lines[0]  # nothing typed at the top
     finally:
         hud.process.terminate(force=True)
+
+
+def test_new_mission_fields_typed_in_one_burst(tmp_path: Path) -> None:
+    """`n`, a title, tab, an objective, ctrl+s in one write: each text lands in its own
+    field (tab moves on before the objective is typed) and the mission is created."""
+    root = tmp_path / "state"
+    root.mkdir()
+    hud = PtyHud([str(root)])
+    try:
+        hud.wait_for("No missions yet")
+        hud.press("nDeploy 1.2.3\tprod runs 1.2.3\x13")
+        written = root / "missions/deploy-1-2-3/intent.toml"
+        deadline = time.monotonic() + 5
+        while not written.exists() and time.monotonic() < deadline:
+            hud.pump(0.1)
+        assert written.exists(), hud.text()
+        intent = tomllib.loads(written.read_text())
+        assert (intent["title"], intent["objective"]) == ("Deploy 1.2.3", "prod runs 1.2.3")
+    finally:
+        hud.process.terminate(force=True)

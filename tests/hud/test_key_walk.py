@@ -216,12 +216,6 @@ SCREENS = [
     ),
     Screen("help", state_dir, pushed(HelpScreen, HudApp.action_help)),
 ]
-HISTORY_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="hud/screens/history.py (the lead's) uses a plain DataTable: left, right, home and "
-    "end move nothing; widgets.flex_table.RowCursorTable(selectable=True) lists only keys "
-    "that work",
-)
 
 
 # ---- what each key must do -------------------------------------------------------------------
@@ -622,7 +616,7 @@ async def walked(
 
 @pytest.mark.parametrize(
     "screen",
-    [pytest.param(s, marks=HISTORY_XFAIL) if s.name == "history" else s for s in SCREENS],
+    SCREENS,
     ids=lambda s: s.name,
 )
 async def test_every_listed_key_does_what_it_says(

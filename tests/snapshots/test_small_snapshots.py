@@ -42,6 +42,11 @@ def app_on(root: Path, now: datetime) -> HudApp:
     return HudApp(root, clock=lambda: now, live=False)
 
 
+def busy(app: HudApp) -> bool:
+    """Whether a worker is still reading (the fold worker waits for writes for ever)."""
+    return any(worker.is_running and worker.group != "fold" for worker in app.workers)
+
+
 def opening(
     app: HudApp, *keys: str, mission: str | None = None
 ) -> Callable[[Pilot[None]], Awaitable[None]]:
@@ -52,7 +57,7 @@ def opening(
             await pilot.pause()
             await pilot.press(*keys)
         await pilot.pause(0.3)
-        await app.workers.wait_for_complete()
+        await until(pilot, lambda: not busy(app), timeout=20)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause(0.2)
 
