@@ -138,7 +138,7 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     workspace.apply(other)
     external = workspace.external_problems()  # SMALL and loopexec: reported as missions
     report = Report(str(workspace.root), workspace.loose_problems())
-    report.workspace_problems += workspace.unknown.values()
+    report.workspace_problems += workspace.entry_problems()
     for external_id, summary in workspace.external_summaries().items():
         report.missions[external_id] = MissionReport(
             summary.status,

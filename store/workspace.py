@@ -118,6 +118,9 @@ class Workspace:
         self.settings = Settings.model_validate({"schema": 1})
         self.settings_problems: list[Problem] = []
         self.unknown: dict[str, Problem] = {}
+        self.bare = False
+        """No `missions/` folder at the top: unless SMALL or loopexec live here, this is
+        not a state directory, and its loose entries are one problem, not one each."""
         self.notices: list[Problem] = []
         """What watching saw that a fresh scan cannot (a log rewritten or replaced), for
         the owner to show once and clear."""
@@ -217,6 +220,7 @@ class Workspace:
         rows = set(self.missions) | set(self.external_summaries())
         self.missions.clear()
         self.unknown.clear()
+        self.bare = False
         self.small = SmallWorkspace(self.root)
         self.loopexec = LoopexecDir(self.root)
         return rows
@@ -379,6 +383,8 @@ class Workspace:
         folder (a problem only if it cannot be listed), or a path that is gone."""
         parts = rel.split("/")
         mission = self.missions.get(parts[1]) if len(parts) > 1 and parts[0] == "missions" else None
+        if len(parts) == 1:  # the top changed: is it (still) a state directory?
+            self.bare = lstat(self.root, "missions") is None
         if parts[0] != "missions" and self._project_dir():
             self.unknown.pop(rel, None)  # a project's own files, beside .small or .loopexec
             return None
@@ -491,7 +497,7 @@ class Workspace:
         """Every problem under the overview row it belongs to (a mission, the SMALL
         workspace, a loopexec run), or under WORKSPACE_ROW: settings and loose files."""
         found: dict[str, list[Problem]] = {WORKSPACE_ROW: self.loose_problems()}
-        for problem in self.unknown.values():
+        for problem in self.entry_problems():
             parts = problem.path.split("/")
             owner = parts[1] if len(parts) > 1 and parts[0] == "missions" else WORKSPACE_ROW
             found.setdefault(owner, []).append(problem)
@@ -500,6 +506,13 @@ class Workspace:
         for row_id, problems in self.external_problems().items():
             found.setdefault(row_id, []).extend(problems)
         return {row: problems for row, problems in found.items() if problems}
+
+    def entry_problems(self) -> list[Problem]:
+        """The problems of unknown files and folders; in a folder that holds only such
+        (something else than a state directory), one problem that says so."""
+        if self.bare and self.unknown and not self.small.present and self.loopexec.empty:
+            return [not_a_state_dir(len(self.unknown))]
+        return list(self.unknown.values())
 
     def loose_problems(self) -> list[Problem]:
         """Problems of no row that are not unknown files: hud.toml's, and loopexec's own
@@ -527,6 +540,19 @@ class Workspace:
 
 _REQUEST_FILE = re.compile(r"^missions/[^/]+/approvals/([^/]+)\.(?:json|toml)$")
 _LAYOUT_HINT = "move or remove it; see docs/format.md for the state directory layout"
+
+
+def not_a_state_dir(entries: int) -> Problem:
+    """The one problem of a folder that holds other things than a state directory."""
+    return Problem(
+        ".",
+        None,
+        "not-a-state-dir",
+        f"not a state directory: no missions/ folder (nor .small/ or .loopexec/), "
+        f"and {entries} {'entry' if entries == 1 else 'entries'} of something else",
+        "open the HUD on a state directory, or create missions/ here to make it one",
+        "warn",
+    )
 
 
 def _entered(folder: str) -> bool:

@@ -148,7 +148,8 @@ def findings_text(
         lines.append(Text(f"✗ changed since it was {verb}", style=error))
     elif not pending and review.decision is not None:
         lines.append(Text("  decided: a decision is written once", style="dim"))
-    for blocker in review.blockers:
+    decided = not pending and review.decision is not None  # the decision says it all
+    for blocker in () if decided else review.blockers:
         line = Text("✗ cannot approve: " if pending else "✗ ", style=error)
         line.append_text(safe(blocker))
         lines.append(line)

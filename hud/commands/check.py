@@ -12,6 +12,7 @@ from hud.commands.output import printable, say
 from store.check import Report, check
 from store.problems import Problem
 from widgets.json_text import json_text
+from widgets.words import plural
 
 if TYPE_CHECKING:  # rich loads only for a progress bar or the text report: --json starts sooner
     from rich.progress import Progress
@@ -97,7 +98,7 @@ def render(report: Report) -> str:
             lines.extend(_problem_lines(problem))
     verdict = "invalid" if report.errors else "valid"
     lines.append(
-        f"{len(report.missions)} missions, {report.errors} errors, "
-        f"{report.warnings} warnings: {verdict}"
+        f"{plural(len(report.missions), 'mission')}, {plural(report.errors, 'error')}, "
+        f"{plural(report.warnings, 'warning')}: {verdict}"
     )
     return "\n".join(lines)

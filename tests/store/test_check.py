@@ -122,7 +122,7 @@ def test_cli_warnings_only_exit_0(state_dir: Path, capsys: pytest.CaptureFixture
     code, out, _ = run(capsys, str(state_dir))
     assert code == 0
     assert "warn   missions/alpha/events.jsonl:3  last line has no newline yet" in out
-    assert "0 errors, 1 warnings: valid" in out
+    assert "0 errors, 1 warning: valid" in out
 
 
 def test_cli_no_such_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
