@@ -162,6 +162,7 @@ class Workspace:
         """
         self.missions.update(part.missions)
         self.unknown.update(part.unknown)
+        self.bare |= part.bare  # the part that indexed the top knows
         touched = set(part.missions)
         if part.small.present:  # a SMALL workspace or loopexec runs it indexed
             self.small = part.small

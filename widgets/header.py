@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from widgets.safe_text import safe
 from widgets.status import status_text
+from widgets.words import plural
 
 
 class HudHeader(Static):
@@ -72,9 +73,9 @@ class HudHeader(Static):
                 text.append(f" {count}")
         if pending:
             text.append("  ")
-            text.append(f" ? {pending} approvals ", style="bold reverse")
+            text.append(f" ? {plural(pending, 'approval')} ", style="bold reverse")
         if problems:
-            text.append(f"  ⚠ {problems} problems", style="bold")
+            text.append(f"  ⚠ {plural(problems, 'problem')}", style="bold")
         room = max(0, (self.size.width or 80) - 2 - text.cell_len - 2)
         if room >= 8:
             place = safe(directory)

@@ -78,7 +78,9 @@ class HudScreen(SafeTitles, Screen[None]):
         summaries = self.hud.summaries.values()
         found = Counter(s.status for s in summaries)
         workspace = self.hud.workspace if self.hud.adopted else None
-        loose = len(workspace.unknown) + len(workspace.loose_problems()) if workspace else 0
+        loose = 0
+        if workspace is not None:
+            loose = len(workspace.entry_problems()) + len(workspace.loose_problems())
         headers.first().show(
             directory=home_relative(self.hud.root),
             counts=Counter({status.value: found[status] for status in MissionStatus}),

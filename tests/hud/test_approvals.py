@@ -79,7 +79,7 @@ async def test_queue_badge_and_request_details(
         assert '"target": "prod"' in text
         assert "sha256:" in text and "requested:   agent at 2025-01-01 12:00:00Z" in text
         header = str(app.screen.query_one("#hud-header").render())
-        assert "? 1 approvals" in header
+        assert "? 1 approval " in header
 
 
 async def test_approve_external_write_with_confirmation(

@@ -31,7 +31,7 @@ async def test_missions_sorted_by_urgency(state_dir: Path, make_app: Callable[..
         assert rows(app) == ["beta", "alpha", "gamma"]
         header = app.screen.query_one("#hud-header")
         await until(pilot, lambda: "live" in str(header.render()))
-        assert "1 approvals" in str(header.render())
+        assert "1 approval " in str(header.render())
 
 
 async def test_filter_narrows_and_escape_clears(
