@@ -17,7 +17,7 @@ def main() -> None:
     root = workspace(10, 20)
     hud = PtyHud.spawn(PtyHud.hud_argv(str(root)))
     try:
-        hud.wait_for("Benchmark mission")
+        hud.wait_for("Benchmark mi")
         hud.pump(SETTLE)
         before = hud.received
         started = time.monotonic()

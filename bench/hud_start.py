@@ -38,7 +38,7 @@ def main() -> None:
     for missions in (10, 1000, 10000):
         root = workspace(missions, 20)
         marks = [
-            timed(PtyHud.hud_argv(str(root)), "Status", "Benchmark mission") for _ in range(RUNS)
+            timed(PtyHud.hud_argv(str(root)), "Status", "Benchmark mi") for _ in range(RUNS)
         ]
         paint = statistics.median(m[0] for m in marks)
         rows = statistics.median(m[1] for m in marks)
