@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,13 @@ async def test_keys_are_answered_while_a_huge_append_is_folded(
 ) -> None:
     """The fold goes a step at a time: a key typed mid-way is handled between steps."""
     monkeypatch.setattr(store.workspace, "LOG_STEP", 16 * 1024)
+    read_ahead = store.workspace.Workspace.read_ahead
+
+    def slow_read_ahead(self: store.workspace.Workspace, relpaths: Any) -> Any:
+        time.sleep(0.02)  # a slow disk (in the reading thread): the fold takes ~1 s
+        return read_ahead(self, relpaths)
+
+    monkeypatch.setattr(store.workspace.Workspace, "read_ahead", slow_read_ahead)
     three_missions(tmp_path)
     app = make_app(tmp_path)
     async with app.run_test() as pilot:
