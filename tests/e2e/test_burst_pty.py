@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,13 @@ from tests.factory import mission
 pytestmark = pytest.mark.e2e
 
 CTRL_U = "\x15"
+
+
+def pump_until(hud: PtyHud, condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Keep the screen current until `condition()` holds, or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        hud.pump(0.1)
 
 
 def test_reject_with_a_reason_typed_in_one_burst(tmp_path: Path) -> None:
@@ -34,9 +42,7 @@ def test_reject_with_a_reason_typed_in_one_burst(tmp_path: Path) -> None:
         hud.press(f"n{CTRL_U}please be patient\r")
         hud.wait_for("rejected by")
         decision = root / "missions/beta/approvals/r2.toml"
-        deadline = time.monotonic() + 5
-        while not decision.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        pump_until(hud, decision.exists)
         saved = tomllib.loads(decision.read_text())
         assert saved["decision"] == "reject"
         assert saved["reason"] == "please be patient"
@@ -54,11 +60,9 @@ def test_filter_typed_in_one_burst(tmp_path: Path) -> None:
     try:
         hud.wait_for("deploy")
         hud.press(f"/xyz{CTRL_U}triage")
-        screen = hud.wait_for("▊  triage ")
-        deadline = time.monotonic() + 5
-        while "deploy" in screen and time.monotonic() < deadline:
-            hud.pump(0.1)
-            screen = hud.text()
+        hud.wait_for("▊  triage ")
+        pump_until(hud, lambda: "deploy" not in hud.text())
+        screen = hud.text()
         assert "log-triage" in screen and "deploy" not in screen
         assert "Approvals" not in screen.splitlines()[1]  # still on the overview
     finally:
@@ -82,11 +86,8 @@ def test_editor_keys_typed_in_one_burst(tmp_path: Path) -> None:
         hud.wait_for("Editing missions/deploy/intent.toml")
         down, end, shift_home, ctrl_s = "\x1b[B", "\x1b[F", "\x1b[1;2H", "\x13"
         hud.press(down * row + end + shift_home + 'objective = "Ship it"' + ctrl_s)
-        deadline = time.monotonic() + 5
+        pump_until(hud, lambda: "Ship it" in intent.read_text())
         saved = intent.read_text()
-        while "Ship it" not in saved and time.monotonic() < deadline:
-            hud.pump(0.1)
-            saved = intent.read_text()
         assert tomllib.loads(saved)["objective"] == "Ship it", hud.text()
         assert saved.splitlines()[0] == lines[0]  # nothing typed at the top
     finally:
@@ -103,9 +104,7 @@ def test_new_mission_fields_typed_in_one_burst(tmp_path: Path) -> None:
         hud.wait_for("No missions yet")
         hud.press("nDeploy 1.2.3\tprod runs 1.2.3\x13")
         written = root / "missions/deploy-1-2-3/intent.toml"
-        deadline = time.monotonic() + 5
-        while not written.exists() and time.monotonic() < deadline:
-            hud.pump(0.1)
+        pump_until(hud, written.exists)
         assert written.exists(), hud.text()
         intent = tomllib.loads(written.read_text())
         assert (intent["title"], intent["objective"]) == ("Deploy 1.2.3", "prod runs 1.2.3")
