@@ -203,7 +203,7 @@ def test_no_hang_no_crash_no_write_every_hostile_path_reported(
     verify(*build(tmp_path, tree))
 
 
-@pytest.mark.skipif(not FUZZ, reason="the long run: make fuzz")
+@pytest.mark.fuzz
 @settings(PROFILE, max_examples=200)
 @given(tree=trees())
 def test_the_real_hud_check_never_hangs_nor_prints_a_traceback(

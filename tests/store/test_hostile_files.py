@@ -132,15 +132,24 @@ def reported(problems: list[Problem], rel: str) -> list[Problem]:
     ]
 
 
-@pytest.mark.parametrize("kind", sorted(MAKERS))
-@pytest.mark.parametrize("rel", NATIVE)
+FOLDERS = {"missions/m/plan", "missions/m/approvals", "missions/m"}
+"""Where the layout has a folder, an empty folder is no hostile file."""
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        (rel, kind)
+        for rel in NATIVE
+        for kind in sorted(MAKERS)
+        if not (kind == "folder" and rel in FOLDERS)
+    ],
+)
 def test_a_hostile_file_is_a_problem_never_a_hang(tmp_path: Path, rel: str, kind: str) -> None:
     root, outside = tmp_path / "state", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
     native_state(root)
-    if kind == "folder" and (root / rel).is_dir():
-        pytest.skip("an empty folder where the layout has a folder is not hostile")
     _replace(root / rel)
     MAKERS[kind](root / rel, outside)
 
