@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from store.text import hazardous
+
 EXIT_OK = 0
 EXIT_REFUSED = 1
 """Rejected, or refused: a record that does not validate, a write-once file that exists,
@@ -24,8 +26,6 @@ EXIT_EXPIRED = 3
 def printable(text: str) -> str:
     """`text` with every character an approver could not see, or a terminal would act on,
     written as a `\\uXXXX` escape."""
-    from store.approval_checks import hazardous  # only human text needs it: hooks start sooner
-
     return "".join(f"\\u{ord(char):04x}" if hazardous(char) else char for char in text)
 
 

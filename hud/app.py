@@ -7,8 +7,9 @@ import gc
 import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App
@@ -27,8 +28,8 @@ from themes import DEFAULT_THEME, STYLESHEET, register_themes
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from hud.acts.session import HumanWriter, Session
     from hud.approvals import ApprovalFeed
-    from store.human import HumanWriter
     from store.problems import Problem
     from store.row import MissionSummary
     from store.small.prefetch import Prefetch
@@ -186,8 +187,8 @@ class HudApp(SafeTitles, App[None]):
         which absorbs it: rows appear while a large directory is still being read,
         and no thread ever touches the app's workspace or widgets.
         """
+        from hud.acts.session import writer_for
         from hud.approvals import ApprovalFeed
-        from store.human import writer_for
         from store.workspace import Workspace, group_by_mission, utc_now
 
         workspace = Workspace(self.root, self.clock or utc_now)
@@ -308,6 +309,22 @@ class HudApp(SafeTitles, App[None]):
     def wrote(self, relpaths: Iterable[str]) -> None:
         """Files the HUD itself just wrote: folded at once, without waiting for the watcher."""
         self.feed.queue(relpaths)
+
+    def session_for(self, screen: Screen[Any]) -> Session:
+        """The session of a human act (`hud.acts`) started on `screen`, whose bindings name
+        the keys its messages mention."""
+        from hud.acts.session import Session
+        from hud.offload import in_thread
+        from widgets.keys import key_of
+
+        return Session(
+            self.workspace,
+            self.writer,
+            self.wrote,
+            self.notify,
+            partial(in_thread, self),
+            key=partial(key_of, screen),
+        )
 
     def _needs_you(self, summary: MissionSummary) -> None:
         """A toast when a mission starts needing a human."""

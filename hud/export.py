@@ -18,7 +18,7 @@ from store.layout import Kind
 from store.load import LogReader
 from store.mission import MissionState
 from store.records import Evidence, Settings
-from widgets.safe_text import safe_str
+from store.text import safe_str
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
 

@@ -20,7 +20,7 @@ from rich.text import Text
 from widgets.safe_text import safe
 
 if TYPE_CHECKING:
-    from store.human import HumanWriter
+    from hud.acts.session import HumanWriter
 
 QUIET = frozenset({"hud.toml"})
 """What an empty state directory may hold already."""

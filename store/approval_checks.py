@@ -46,6 +46,7 @@ from store.records import (
     safe_digest,
     snapshot_of,
 )
+from store.text import hazardous
 from store.workspace import Workspace
 
 Verdict = Literal["approve", "reject"]
@@ -56,24 +57,6 @@ DEFAULT_VALID_FOR_SECONDS = 3600
 MAX_LISTED = 5
 
 # ---- hazardous characters ------------------------------------------------------------------
-
-# Invisible characters that are not of a control or format category: the combining
-# grapheme joiner, Hangul and halfwidth fillers, Khmer inherent vowels, Mongolian free
-# variation selectors and the variation selectors. Plus, by category: Cc (controls,
-# C0 and C1 and DEL), Cf (format: bidi, zero-width, soft hyphen, BOM, tags), Zl, Zp
-# (line and paragraph separators) and Cs (surrogates).
-_INVISIBLE = frozenset(
-    [chr(c) for c in (0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0)]
-    + [chr(c) for c in range(0x180B, 0x1810)]
-    + [chr(c) for c in range(0xFE00, 0xFE10)]
-    + [chr(c) for c in range(0xE0100, 0xE01F0)]
-)
-_HAZARD_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-
-
-def hazardous(char: str) -> bool:
-    """A character an approver cannot see or that a terminal acts on."""
-    return char in _INVISIBLE or unicodedata.category(char) in _HAZARD_CATEGORIES
 
 
 def char_name(char: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import PurePosixPath
 
 
 class Owner(StrEnum):
@@ -153,11 +152,6 @@ def unsafe_id(mission: str, request: str | None = None) -> str | None:
             "'_', '-', starts with a letter or digit and holds no '..'"
         )
     return None
-
-
-def relpath_of(root: str, path: str) -> str:
-    """`path` relative to `root`, POSIX-style."""
-    return PurePosixPath(path).relative_to(PurePosixPath(root)).as_posix()
 
 
 def mission_dir(mission: str) -> str:

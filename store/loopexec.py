@@ -105,19 +105,6 @@ EXIT_CLASSES: dict[int, str] = {
     50: "internal",
 }
 
-KNOWN_EVENTS = frozenset(
-    {
-        "run_start",
-        "iter_start",
-        "exec",
-        "check",
-        "progress",
-        "integrity_baseline",
-        "integrity_violation",
-        "halt",
-    }
-)
-
 
 def exit_code(halt_reason: str) -> int:
     """The exit-code class of a halt reason (50, internal, when unknown: loopexec's default)."""
@@ -656,7 +643,6 @@ class LoopexecDir:
             plan_version=None,
             pending=1 if self.escalation_open(run) else 0,
             budget_fraction=None,
-            budget_limit=None,
             last_activity=self.last_activity(run),
             problems=len(self.problems_of(run)),
         )

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from store.layout import MISSION_ID_RE, REQUEST_ID_RE
+from store.layout import REQUEST_ID_RE
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -23,7 +23,6 @@ Timestamp = AwareDatetime
 """RFC 3339 with a zone; parsed natively by pydantic-core (records are validated as JSON)."""
 Number = float | int
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-MissionId = Annotated[str, Field(pattern=MISSION_ID_RE)]  # compiled: Python `re` runs it
 RequestId = Annotated[str, Field(pattern=REQUEST_ID_RE)]
 StepId = Annotated[str, Field(min_length=1, max_length=128)]
 

@@ -41,7 +41,6 @@ class MissionSummary:
     plan_version: int | None
     pending: int
     budget_fraction: float | None
-    budget_limit: str | None
     last_activity: datetime | None
     problems: int
 

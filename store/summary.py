@@ -31,7 +31,6 @@ def summarize(mission: MissionState, now: datetime, settings: Settings) -> Missi
         plan_version=plan.version if plan else None,
         pending=pending_count(mission, now),
         budget_fraction=worst.fraction if worst else None,
-        budget_limit=worst.name if worst else None,
         last_activity=mission.last_event_at,
         problems=len(mission.problems()),
     )

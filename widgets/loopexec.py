@@ -20,10 +20,11 @@ from store.loopexec import (
     exit_class,
     exit_code,
 )
+from store.text import duration
 from widgets.flex_table import FlexTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import cell, compact, duration, field_line, join_lines
+from widgets.tabs.common import cell, compact, field_line, join_lines
 
 WIDTH = 16
 

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from store.approval_checks import Change, QueueItem, Review
 from store.derive import RequestStatus
 from store.records import Decision
+from store.text import countdown
 from widgets.json_text import json_text
 from widgets.json_view import json_view
 from widgets.safe_text import safe
@@ -27,7 +28,6 @@ from widgets.tabs.common import (
     Column,
     DocumentScroll,
     KeyedTable,
-    duration,
     heading,
     label,
     moment,
@@ -36,22 +36,6 @@ from widgets.words import apart
 
 LABEL = 12
 VERDICTS = (("approve", "approved"), ("reject", "rejected"))
-
-
-def countdown(expires_at: datetime | None, now: datetime) -> str:
-    """`in 4m 05s` under ten minutes, else `in 29m`, `in 1h 20m`; `expired 3m ago`; `never`.
-
-    Seconds show only in the last ten minutes, so an idle screen changes once a minute.
-    """
-    if expires_at is None:
-        return "never"
-    left = (expires_at - now).total_seconds()
-    if left <= 0:
-        return f"expired {duration(-left)} ago"
-    if left < 600:
-        minutes, seconds = divmod(int(left), 60)
-        return f"in {minutes}m {seconds:02d}s" if minutes else f"in {seconds}s"
-    return f"in {duration(left)}"
 
 
 def _line(name: str, value: Text | str) -> Text:

@@ -9,9 +9,9 @@ from typing import Any
 
 from hud.commands.output import printable, say
 from store.approval_checks import QueueItem, Review, approval_queue, review
+from store.text import countdown
 from store.workspace import Workspace
 from widgets.json_text import json_text
-from widgets.request_view import countdown
 
 
 def build(parser: argparse.ArgumentParser) -> None:

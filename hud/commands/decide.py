@@ -1,6 +1,7 @@
 """`hud decide DIR MISSION ID approve|reject --reason TEXT`: decide one request, once.
 
-The same checks as the HUD's request screen (`store.approval_checks`): a request that
+The same act as the HUD's request screen (`hud.acts.decide`), so the same checks
+(`store.approval_checks`): a request that
 is not pending (stale too when a newer plan version removes or changes its step or adds or
 changes a step with effects: `store.plan_binding`), does not load, holds hidden
 characters, does not match its plan step or its mission's tool rules is refused (fail
@@ -17,12 +18,15 @@ read-only: the user cannot write DIR, or `--read-only`).
 from __future__ import annotations
 
 import argparse
+import asyncio
+from datetime import datetime
 from pathlib import Path
 
+from hud.acts.decide import decide, decided_first
+from hud.acts.session import Session, inline, writer_for
 from hud.commands import SUMMARIES
 from hud.commands.output import printable, say
-from store.approval_checks import id_blocker, refusal, review
-from store.human import AlreadyDecided, HumanWriteError, writer_for
+from store.approval_checks import Review, Verdict, id_blocker, review
 from store.workspace import Workspace
 
 EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
@@ -50,6 +54,34 @@ def _fail(code: int, message: str) -> int:
     return code
 
 
+def _tell(message: str, **_: object) -> None:
+    say(f"hud decide: {printable(message)}", err=True)
+
+
+class Flags:
+    """`hud decide`'s answers to the act's questions: the reason and confirmations given as
+    flags; `missing` says which flag a refused confirmation needed."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.missing = ""
+
+    async def reason(self, review: Review, verdict: Verdict) -> str | None:
+        reason: str = self.args.reason
+        return reason.strip()
+
+    async def confirm(self, review: Review) -> bool:
+        self.missing = "approving an external_write needs --yes"
+        return bool(self.args.yes)
+
+    async def type_tool(self, review: Review) -> bool:
+        self.missing = (
+            "approving an irreversible action needs --confirm-tool "
+            f"{printable(review.tool)!r} (its tool name)"
+        )
+        return bool(self.args.confirm_tool == review.tool)
+
+
 def run(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
@@ -68,38 +100,25 @@ def run(args: argparse.Namespace) -> int:
         return _fail(EXIT_CANNOT_RUN, f"no mission {args.mission!r}")
     if args.request not in mission.requests:
         return _fail(EXIT_CANNOT_RUN, f"no request {args.request!r} in mission {mission.id}")
-    checked = review(mission, args.request, writer.clock())
-    problem = refusal(checked, args.decision, args.reason, seen_digest=args.digest)
-    if problem is None and args.decision == "approve":
-        if checked.confirmation == "confirm" and not args.yes:
-            problem = "approving an external_write needs --yes"
-        elif checked.confirmation == "type_tool" and args.confirm_tool != checked.tool:
-            problem = (
-                "approving an irreversible action needs --confirm-tool "
-                f"{printable(checked.tool)!r} (its tool name)"
-            )
-    if problem is not None or checked.raw is None:
-        return _fail(EXIT_REFUSED, printable(problem or "the request does not load"))
-    until = checked.valid_until(writer.clock()) if args.decision == "approve" else None
-    try:
-        decision = writer.decide(
-            mission.id, args.request, checked.raw, args.decision, args.reason.strip(), until
+    session = Session(workspace, writer, lambda _: None, _tell, inline)
+    flags = Flags(args)
+    outcome = asyncio.run(
+        decide(
+            session,
+            flags,
+            lambda: review(mission, args.request, writer.clock()),
+            args.decision,
+            args.digest,
         )
-    except AlreadyDecided as exc:
-        theirs = exc.decision
-        if theirs is None:
-            return _fail(EXIT_REFUSED, "already decided (the existing decision does not load)")
-        said = f" ({printable(theirs.reason)})" if theirs.reason else ""
-        return _fail(
-            EXIT_REFUSED,
-            f"already decided by {printable(theirs.decided_by)} at "
-            f"{theirs.decided_at.isoformat()}: {theirs.decision}{said}",
-        )
-    except (HumanWriteError, OSError) as exc:
-        return _fail(EXIT_REFUSED, printable(str(exc)))
+    )
+    decision = outcome.decision
+    if outcome.status == "taken":
+        return _fail(EXIT_REFUSED, decided_first(decision, datetime.isoformat, printable))
+    if outcome.status != "decided" or decision is None:
+        return _fail(EXIT_REFUSED, printable(outcome.message or flags.missing))
     done = "approved" if decision.decision == "approve" else "rejected"
     valid = f", valid until {decision.valid_until.isoformat()}" if decision.valid_until else ""
     say(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}")
-    for warning in checked.warnings:
+    for warning in outcome.review.warnings if outcome.review else ():
         say(f"warning: {printable(warning)}", err=True)
     return EXIT_DECIDED

@@ -1,8 +1,8 @@
 """What the CLI prints: every line goes through `say` (JSON is `widgets.json_text` first).
 
 Agent text is data on a terminal too: `say` makes control, escape, bidi and invisible
-characters visible (`widgets.safe_text`), so a title or a file name cannot drive the
-terminal or reorder what is read. Rich loads only when some text needs it: `hud check
+characters visible (`store.text`, as `widgets.safe_text` does), so a title or a file
+name cannot drive the terminal or reorder what is read. Rich is not loaded: `hud check
 --json` stays quick to start.
 """
 
@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import sys
 
-from widgets.invisible import UNSEEN
+from store.text import safe_str
 
 
 def printable(text: str, *, multiline: bool = False) -> str:
     """Agent text made visible and inert for the terminal (a newline is `␤` unless
     `multiline`)."""
-    if UNSEEN[multiline].search(text) is None:
-        return text
-    from widgets.safe_text import safe_str
-
     return safe_str(text, multiline=multiline)
 
 

@@ -3,15 +3,14 @@
 The queue (`a` from anywhere) lists every pending request across missions, soonest
 expiry first, then highest risk; `/` filters it. Enter opens a request: everything
 about it, the full args, and what blocks an approval. `y` approves, `n` rejects; both
-are write actions (hidden in read-only mode), both go through
-`store.approval_checks.refusal` (the same checks as `hud decide`) and
-`HumanWriter.decide` (write-once). Both run as their key arrives and wait for the
+are write actions (hidden in read-only mode), both run `hud.acts.decide` (as `hud
+decide` does) with the HUD's dialogs. Both run as their key arrives and wait for the
 reason dialog to be up, so a reason typed right after the key lands in it whole.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,18 +18,16 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Static
 
 from hud.screens.base import HudScreen, writes
-from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
-from store.approval_checks import QueueItem, Review, approval_queue, refusal, review
-from store.human import AlreadyDecided, HumanWriteError
-from store.layout import decision_path, request_path
+from store.approval_checks import QueueItem, Review, Verdict, approval_queue, review
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
 from widgets.request_view import QueueTable, RequestView
-from widgets.safe_text import safe
-from widgets.status import status_text
 from widgets.tabs.common import moment
 from widgets.words import plural
+
+if TYPE_CHECKING:
+    from hud.acts.decide import Outcome
 
 COUNTDOWN_SECONDS = 1.0
 
@@ -240,98 +237,46 @@ class RequestScreen(HudScreen):
     async def action_reject(self) -> None:
         await self._begin("reject")
 
-    async def _begin(self, verdict: Literal["approve", "reject"]) -> None:
-        """Check, then ask for the reason; returns once the dialog is up."""
+    async def _begin(self, verdict: Verdict) -> None:
+        """Decide (`hud.acts.decide`); returns once the reason dialog is up, or the act
+        ended without asking."""
+        from hud.acts.decide import decide
+        from hud.screens.asking import Dialogs
+
+        ask = Dialogs(self)
+
+        async def flow() -> None:
+            self._report(await decide(ask.session, ask, self._look, verdict))
+
+        await ask.start(flow())
+
+    def _look(self) -> Review | None:
+        """The request as it is now, kept as the one shown."""
         current = self.current_review()
-        if current is None:
-            return
-        self.review = current
-        problem = refusal(current, verdict, "" if verdict == "approve" else "-")
-        if problem is not None:
-            self.notify(problem, title=f"Not {verdict}d", severity="error")
-            return
-        seen = current.digest
-        title = Text("Approve " if verdict == "approve" else "Reject ", style="bold").append_text(
-            _what(current)
-        )
+        if current is not None:
+            self.review = current
+        return current
 
-        def reason_given(reason: str | None) -> None:
-            if reason is None:
-                return
-            if verdict == "reject" or current.confirmation == "none":
-                self._decide(verdict, reason, seen)
-            elif current.confirmation == "confirm":
-                question = Text("Approve an external write? ", style="bold")
-                question.append_text(_what(current))
-                self.app.push_screen(
-                    ConfirmDialog(question),
-                    lambda yes: self._decide(verdict, reason, seen) if yes else None,
-                )
-            else:
-                question = Text("Approve an irreversible action: ", style="bold")
-                question.append_text(_what(current))
-                self.app.push_screen(
-                    TypeToolDialog(question, current.tool),
-                    lambda yes: self._decide(verdict, reason, seen) if yes else None,
-                )
+    def _report(self, outcome: Outcome) -> None:
+        """Say how a decision ended, and show the request as it is now."""
+        from hud.acts.decide import decided_first
 
-        await self.app.push_screen(ReasonDialog(title, required=verdict == "reject"), reason_given)
-
-    def _decide(self, verdict: Literal["approve", "reject"], reason: str, seen: str | None) -> None:
-        """Check again against the file as it is now, then write the decision once."""
-        hud = self.hud
-        writer = hud.writer
-        if writer is None:
+        verdict = outcome.verdict
+        if outcome.status in ("refused", "changed"):
+            self.notify(outcome.message, title=f"Not {verdict}d", severity="error")
+            if outcome.status == "changed" and outcome.review is not None:
+                self._show(outcome.review)
+        elif outcome.status == "read_only":
             self.notify("read-only: nothing can be decided here", severity="error")
-            return
-        hud.wrote([request_path(self.mission_id, self.request_id)])
-        current = self.current_review()
-        if current is None:
-            return
-        self.review = current
-        problem = refusal(current, verdict, reason, seen_digest=seen)
-        if problem is not None or current.raw is None:
-            self.notify(problem or "", title=f"Not {verdict}d", severity="error")
-            self._show(current)
-            return
-        relpath = decision_path(self.mission_id, self.request_id)
-        try:
-            decision = writer.decide(
-                self.mission_id,
-                self.request_id,
-                current.raw,
-                verdict,
-                reason,
-                current.valid_until(writer.clock()) if verdict == "approve" else None,
-            )
-        except AlreadyDecided as exc:
-            hud.wrote([relpath])
-            theirs = exc.decision
-            if theirs is None:
-                message = "already decided; the existing decision does not load"
-            else:
-                message = (
-                    f"already decided by {theirs.decided_by} at "
-                    f"{moment(theirs.decided_at)}: {theirs.decision}"
-                    + (f" ({theirs.reason})" if theirs.reason else "")
-                )
+        elif outcome.status == "failed":
+            self.notify(outcome.message, title="Not saved", severity="error")
+        elif outcome.status == "taken":
+            message = decided_first(outcome.decision, moment)
             self.notify(message, title="Someone decided first", severity="error")
             self.workspace_changed(None)
-            return
-        except (HumanWriteError, OSError) as exc:
-            self.notify(str(exc), title="Not saved", severity="error")
-            return
-        hud.wrote([relpath])
-        done = "approved" if verdict == "approve" else "rejected"
-        until = f", valid until {moment(decision.valid_until)}" if decision.valid_until else ""
-        self.notify(f"{done} {self.mission_id}/{self.request_id}{until}", title="Decided")
-        self.workspace_changed(None)
-
-
-def _what(current: Review) -> Text:
-    """`deploy (↗ external write) on beta/r1`."""
-    text = safe(current.tool or "(no tool)")
-    text.append(" (")
-    text.append_text(status_text(current.risk))
-    text.append(f") on {current.mission}/{current.request_id}")
-    return text
+        elif outcome.status == "decided" and outcome.decision is not None:
+            decision = outcome.decision
+            done = "approved" if verdict == "approve" else "rejected"
+            until = f", valid until {moment(decision.valid_until)}" if decision.valid_until else ""
+            self.notify(f"{done} {self.mission_id}/{self.request_id}{until}", title="Decided")
+            self.workspace_changed(None)

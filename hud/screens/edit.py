@@ -1,6 +1,6 @@
 """Dialogs for writing human records: new mission, TOML editor, invalid, conflict, budget.
 
-The flows that drive them (and the only calls to the writer) are in `hud.editing`.
+The acts that ask through them (and the only calls to the writer) are in `hud.acts`.
 Every text shown here that came from a file goes through `safe`.
 """
 
@@ -20,19 +20,11 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Footer, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from hud.editing import (
-    LIMIT_BY_KEY,
-    LIMITS,
-    Choice,
-    LimitNow,
-    NewMission,
-    create_mission,
-    mission_taken,
-    parse_limit,
-    show_limit,
-    unique_mission_id,
-)
-from store.human import Conflict, HumanWriteError, Invalid
+from hud.acts.budget import LimitNow
+from hud.acts.documents import Choice
+from hud.acts.limits import LIMIT_BY_KEY, LIMITS, parse_limit, show_limit
+from hud.acts.missions import NewMission, create_mission, mission_taken, unique_mission_id
+from hud.acts.session import Conflict, HumanWriteError, Invalid
 from store.revisions import unified_diff
 from widgets.diff_view import diff_text
 from widgets.filter import TypedInput, TypedTextArea, after_typed
@@ -185,7 +177,7 @@ class NewMissionScreen(ModalScreen[str | None]):
         self.focus_next()
 
     def _taken(self, mission_id: str) -> bool:
-        return mission_taken(self.hud, mission_id)
+        return mission_taken(self.hud.workspace, mission_id)
 
     def _show_error(
         self, field: Input, result: ValidationResult | None, *, only_if_typed: bool
@@ -231,7 +223,7 @@ class NewMissionScreen(ModalScreen[str | None]):
             },
         )
         try:
-            mission_id = create_mission(self.hud, form)
+            mission_id = create_mission(self.hud.session_for(self), form)
         except HumanWriteError as exc:
             self._form_error(str(exc))
             return

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -21,6 +21,10 @@ from store.records import Evidence
 from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.status import status_text
+
+if TYPE_CHECKING:
+    from hud.acts.session import Session
+    from hud.screens.asking import Dialogs
 
 
 class MissionScreen(HudScreen):
@@ -131,7 +135,7 @@ class MissionScreen(HudScreen):
     def action_prev_tab(self) -> None:
         self._step_tab(-1)
 
-    # ---- writing intent and constraints (hud.editing); history -----------------------
+    # ---- writing intent and constraints (hud.acts); history -----------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         allowed = super().check_action(action, parameters)
@@ -141,26 +145,30 @@ class MissionScreen(HudScreen):
         return allowed
 
     def action_edit_intent(self) -> None:
-        from hud.editing import edit_document
+        from hud.acts.documents import edit_document
 
-        self._edit(edit_document(self.hud, self.mission_id, Kind.INTENT))
+        self._edit(lambda session, ask: edit_document(session, ask, self.mission_id, Kind.INTENT))
 
     def action_edit_constraints(self) -> None:
-        from hud.editing import edit_document
+        from hud.acts.documents import edit_document
 
-        self._edit(edit_document(self.hud, self.mission_id, Kind.CONSTRAINTS))
+        self._edit(
+            lambda session, ask: edit_document(session, ask, self.mission_id, Kind.CONSTRAINTS)
+        )
 
     def action_adjust_budget(self) -> None:
-        from hud.editing import adjust_budget
+        from hud.acts.budget import adjust_budget
 
-        self._edit(adjust_budget(self.hud, self.mission_id))
+        self._edit(lambda session, ask: adjust_budget(session, ask, self.mission_id))
 
-    def _edit(self, flow: Coroutine[Any, Any, object]) -> None:
-        """Run one editing flow at a time (a key pressed twice starts nothing more)."""
+    def _edit(self, act: Callable[[Session, Dialogs], Coroutine[Any, Any, object]]) -> None:
+        """Run one editing act at a time (a key pressed twice starts nothing more)."""
+        from hud.screens.asking import Dialogs
+
         if any(w.group == "edit" and not w.is_finished for w in self.workers):
-            flow.close()
             return
-        self.run_worker(flow, group="edit")
+        ask = Dialogs(self)
+        self.run_worker(act(ask.session, ask), group="edit")
 
     def action_history(self) -> None:
         from hud.screens.history import HistoryScreen

@@ -28,7 +28,7 @@ from widgets.safe_text import safe
 from widgets.words import plural
 
 if TYPE_CHECKING:
-    from store.human import HumanWriter
+    from hud.acts.session import HumanWriter
     from store.row import MissionSummary
 
 

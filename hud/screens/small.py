@@ -3,15 +3,13 @@
 The overview row `small:<dir>` opens this screen. Plan, progress, handoff and
 workspace.small.yml are the agent's: shown, never written. Intent and constraints
 are human-owned: `e` / `E` edit them through the same flow as native records ($EDITOR
-or the in-app editor, validation with line numbers, conflicts shown), saved by
-`HumanWriter.replace_small`. The HUD writes no progress entry; `c` copies the
-`small accept` commands that record one (docs/small.md).
+or the in-app editor, validation with line numbers, conflicts shown): `hud.acts.small`.
+The HUD writes no progress entry; `c` copies the `small accept` commands that record one
+(docs/small.md).
 """
 
 from __future__ import annotations
 
-import hashlib
-import shlex
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -19,11 +17,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from hud.offload import read_document
+from hud.acts.small import accept_commands
 from hud.screens.base import HudScreen, writes
-from store.human import Saved
-from store.problems import Problem
-from store.small.layout import FILES
 from store.small.workspace import SmallWorkspace
 from widgets.header import HudHeader
 from widgets.keys import key_of
@@ -52,23 +47,6 @@ TABS = (
     ("handoff", "Handoff"),
     ("checks", "Checks"),
 )
-
-
-def accept_commands(
-    workspace: SmallWorkspace, kinds: tuple[str, ...] = ("intent", "constraints")
-) -> list[str]:
-    """The commands that record an edit the way SMALL's accept flow does (a progress entry)."""
-    base = workspace.folder.parent if not workspace.prefix else workspace.root
-    folder = shlex.quote(str(base))
-    small = workspace.prefix.rstrip("/") or "."
-    commands = []
-    for kind in kinds:
-        draft = f"{small}/drafts/{FILES[kind]}"
-        commands.append(
-            f"cd {folder} && small draft {kind} --from {small}/{FILES[kind]} "
-            f"&& small accept {kind} && rm {draft} && rmdir {small}/drafts"
-        )
-    return commands
 
 
 class SmallScreen(HudScreen):
@@ -247,46 +225,11 @@ class SmallScreen(HudScreen):
         self._edit("constraints")
 
     def _edit(self, kind: str) -> None:
+        from hud.acts.small import edit_small
+        from hud.screens.asking import Dialogs
+
         if self.hud.writer is None:
             return
-        self.run_worker(edit_small(self, kind), exclusive=True, group="small-edit")
-
-
-async def edit_small(screen: SmallScreen, kind: str) -> bool:
-    """Edit intent.small.yml or constraints.small.yml until saved, unchanged or given up."""
-    from hud.editing import edit_until_saved
-
-    app = screen.hud
-    writer = app.writer
-    small = screen.small
-    file = small.files[kind]
-    if writer is None:
-        return False
-    base = await read_document(app, app.workspace.root, file.relpath)
-    if isinstance(base, Problem):
-        app.notify(f"cannot edit {file.relpath}: {base.message}", severity="error")
-        return False
-
-    def save(edited: str, base_sha: str | None) -> Saved:
-        assert base_sha is not None  # the file was read above
-        return writer.replace_small(file.relpath, edited, base_sha)
-
-    saved = await edit_until_saved(
-        app,
-        file.relpath,
-        f"{kind}.small.yml",
-        base.decode("utf-8", errors="replace"),
-        hashlib.sha256(base).hexdigest(),
-        save,
-    )
-    if saved is None:
-        return False
-    app.wrote([saved.relpath])
-    command = accept_commands(small, (kind,))[0]
-    copy = key_of(screen, "small.copy_accept")
-    app.notify(
-        f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "
-        f"`small accept` does, run{f' ({copy} copies it)' if copy else ''}:\n{command}",
-        timeout=12,
-    )
-    return True
+        ask = Dialogs(self)
+        flow = edit_small(ask.session, ask, self.small, kind)
+        self.run_worker(flow, exclusive=True, group="small-edit")

@@ -399,7 +399,6 @@ class SmallWorkspace:
             plan_version=None,
             pending=0,
             budget_fraction=None,
-            budget_limit=None,
             last_activity=self.last_activity(),
             problems=len(self.problems()),
         )

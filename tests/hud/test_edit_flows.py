@@ -14,7 +14,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static, TabbedContent, TextArea
 
-import hud.editing as editing
+import hud.acts.budget as budget
+import hud.acts.missions as missions
+import hud.editor as editor
 from hud import saving
 from hud.app import HudApp
 from hud.screens.edit import (
@@ -74,7 +76,7 @@ def fake_editor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[st
     def run_without_suspend(app: HudApp, command: list[str], path: Path) -> bool:
         return subprocess.run([*command, str(path)], check=False).returncode == 0
 
-    monkeypatch.setattr(editing, "run_external", run_without_suspend)
+    monkeypatch.setattr(editor, "run_external", run_without_suspend)
 
     def install(body: str) -> Path:
         script = tmp_path / "editor.py"
@@ -192,11 +194,11 @@ async def test_new_mission_validates_as_typed_and_refuses_bad_fields(
 
 def test_mission_ids_are_safe_unique_slugs() -> None:
     taken = {"ship-it", "ship-it-2"}
-    assert editing.unique_mission_id("Ship it", taken.__contains__) == "ship-it-3"
-    assert editing.mission_slug("  Déploy ÜBER  service!! ") == "deploy-uber-service"
-    assert editing.mission_slug("../../etc/passwd") == "etc-passwd"
-    assert editing.mission_slug("✓✓✓") == "mission"
-    assert len(editing.mission_slug("x" * 300)) <= 64
+    assert missions.unique_mission_id("Ship it", taken.__contains__) == "ship-it-3"
+    assert missions.mission_slug("  Déploy ÜBER  service!! ") == "deploy-uber-service"
+    assert missions.mission_slug("../../etc/passwd") == "etc-passwd"
+    assert missions.mission_slug("✓✓✓") == "mission"
+    assert len(missions.mission_slug("x" * 300)) <= 64
 
 
 # ---- edit -------------------------------------------------------------------------------------
@@ -539,14 +541,14 @@ async def test_budget_adjust_conflict_reapplies_on_top_of_theirs(
 ) -> None:
     path = state_dir / ALPHA_CONSTRAINTS
     app = make_app(state_dir)
-    real = editing.set_table_value
+    real = budget.set_table_value
 
     def racing(text: str, table: str, key: str, value: object) -> str | None:
         if "steps = 99" not in path.read_text():  # someone saves while the dialog is open
             path.write_text(path.read_text().replace("steps = 20", "steps = 99"))
         return real(text, table, key, value)
 
-    monkeypatch.setattr(editing, "set_table_value", racing)
+    monkeypatch.setattr(budget, "set_table_value", racing)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_alpha(app, pilot)
         screen.action_tab("budget")

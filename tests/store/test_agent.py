@@ -31,7 +31,6 @@ from store.layout import (
     is_transient,
     log_path,
     plan_path,
-    relpath_of,
     request_path,
 )
 from store.load import LogReader, load_document
@@ -335,7 +334,7 @@ def test_temp_names_are_transient(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert temp.read_bytes() == b"x"
-    assert is_transient(relpath_of(str(tmp_path), str(temp)))
+    assert is_transient(temp.relative_to(tmp_path).as_posix())
 
 
 # ---- authorize ---------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from store.approval_checks import (
 from store.derive import RequestStatus
 from store.human import HumanWriter
 from store.records import Decision, request_digest, request_snapshot, snapshot_of, validate
+from store.text import _TOKEN
 from store.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp
-from widgets.safe_text import _TOKEN
 
 NOW = T0 + timedelta(minutes=1)
 

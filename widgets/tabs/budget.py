@@ -13,13 +13,13 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from store.derive import Budget, Limit
+from store.text import duration
 from widgets.gauge import percent_bar
 from widgets.status import theme_style
 from widgets.tabs.common import (
     DocumentScroll,
     FocusOnShow,
     ThemeAware,
-    duration,
     heading,
     join_lines,
     moment,

@@ -6,7 +6,6 @@ Nothing here reads files: the tab widgets render what the views hand them.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, cast
@@ -90,23 +89,6 @@ def moment(when: datetime | None, *, seconds: bool = True) -> str:
 def clock(when: datetime, *, wide: bool = False) -> str:
     """A log line's time: `12:00:05`, with the date when `wide`."""
     return when.strftime("%Y-%m-%d %H:%M:%S" if wide else "%H:%M:%S")
-
-
-def duration(seconds: float) -> str:
-    """`45s`, `12m`, `1h 20m`, `3d 4h`; `—` when unknown."""
-    if not math.isfinite(seconds):
-        return "—"
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return f"{int(seconds)}s"
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours}h {minutes:02d}m" if minutes else f"{hours}h"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h" if hours else f"{days}d"
 
 
 def compact(value: Any) -> str:

@@ -26,6 +26,7 @@ from store.records import (
     StepEvent,
     UsageEvent,
 )
+from store.text import duration
 from widgets.filter import filter_bindings
 from widgets.keys import key_of
 from widgets.safe_text import safe
@@ -35,7 +36,6 @@ from widgets.tabs.common import (
     KeyedTable,
     clock,
     compact,
-    duration,
     join_lines,
 )
 from widgets.tabs.log_view import Line, LogView

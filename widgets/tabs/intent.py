@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from store.problems import Problem
 from store.records import Constraints, Intent
+from store.text import duration
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
@@ -21,7 +22,6 @@ from widgets.tabs.common import (
     FocusOnShow,
     ThemeAware,
     bullets,
-    duration,
     field_line,
     hanging,
     heading,

@@ -1,0 +1,79 @@
+"""What an act works with: the session (workspace, writer, "wrote", notify) and the
+HUD's one door to `store.human` (its writer, its errors, `writer_for`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, TypeVar
+
+from store.confined import read_file
+from store.human import AlreadyDecided as AlreadyDecided
+from store.human import AlreadyExists as AlreadyExists
+from store.human import Conflict as Conflict
+from store.human import HumanWriteError as HumanWriteError
+from store.human import HumanWriter as HumanWriter
+from store.human import Invalid as Invalid
+from store.human import Saved as Saved
+from store.human import writer_for as writer_for
+from store.load import MAX_DOCUMENT_BYTES
+from store.problems import Problem
+from store.workspace import Workspace
+
+T = TypeVar("T")
+Severity = Literal["information", "warning", "error"]
+
+
+class Notify(Protocol):
+    def __call__(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Severity = "information",
+        timeout: float | None = None,
+    ) -> None: ...
+
+
+class InThread(Protocol):
+    """Runs a file read off the event loop and returns what it returned."""
+
+    def __call__(self, read: Callable[[], T]) -> Awaitable[T]: ...
+
+
+async def inline(read: Callable[[], T]) -> T:
+    """`InThread` for a front with no event loop to keep free (the CLI): reads at once."""
+    return read()
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """Where an act writes and whom it tells."""
+
+    workspace: Workspace
+    writer: HumanWriter | None
+    """None in read-only mode: an act then writes nothing."""
+    wrote: Callable[[Iterable[str]], None]
+    """Files just written (or about to be re-read): the live view folds them at once."""
+    notify: Notify
+    in_thread: InThread
+    key: Callable[[str], str | None] = lambda binding: None
+    """The key bound to a binding id, for a message that names it (None: unbound)."""
+
+    async def read_document(self, root: Path, relpath: str) -> bytes | Problem:
+        """A document's bytes (`store.confined`: no symlink, only a regular file, capped),
+        or the Problem that stops it; read off the event loop."""
+        return await self.in_thread(lambda: read_file(root, relpath, MAX_DOCUMENT_BYTES))
+
+    def announce(self, saved: Saved) -> None:
+        """Tell the live view and the human what a save wrote."""
+        self.wrote([p for p in (saved.relpath, saved.history) if p])
+        if saved.history:
+            kept = saved.history.rsplit("/", 1)[-1]
+            message = (
+                f"saved {saved.relpath} as revision {saved.revision} ({kept} kept in history/)"
+            )
+        else:
+            message = f"saved {saved.relpath}"
+        self.notify(message)
