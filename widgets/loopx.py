@@ -17,44 +17,36 @@ from widgets.status import theme_style
 from widgets.tabs.common import cell, field_line, join_lines
 
 WIDTH = 12
-NOT_CHAINED = "not chained: loopx logs carry no hash chain, nothing here is verified"
+NOT_CHAINED = "log not chained (loopx keeps no hash chain)"
 MARKS = {"open": "[ ]", "blocked": "[!]", "done": "[x]", "superseded": "[-]"}
 
 
 def summary_text(goal: Goal, runtime_root: str, variables: Mapping[str, str] | None = None) -> Text:
-    """Goal, runtime root, gate, todos by status, quota, runs, holders and handoffs."""
+    """Goal and log, runtime root, gate, todos by role and status, handoffs, quota, runs."""
     head = Text("loopx goal ", style="bold")
     head.append_text(safe(goal.entry.id))
     head.append("  status ", style="dim")
     head.append_text(safe(goal.entry.status or "—"))
+    head.append(f"  {NOT_CHAINED}", style="dim")
     parts: list[Text | str] = [head]
     if goal.title:
-        parts.append(field_line("objective", safe(goal.title), WIDTH))
+        parts.append(field_line("objective", _line(safe(goal.title)), WIDTH))
     parts.append(field_line("runtime", safe(runtime_root or "— (none)"), WIDTH))
     parts.append(field_line("state file", safe(goal.state_path), WIDTH))
     for gate in goal.gates():
         line = Text("NEEDS YOU ", style=theme_style("warning", "bold reverse", variables))
-        line.append_text(safe(gate.text))
         if gate.blocks_agent:
-            line.append("  blocks ", style="dim")
+            line.append("blocks ")
             line.append_text(safe(gate.blocks_agent))
-        parts.append(field_line("gate", line, WIDTH))
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(goal.by_status().items()))
-    parts.append(field_line("todos", counts or "none", WIDTH))
-    quota = goal.quota()
-    spent = quota.spent_slots if quota else None
-    allowed = quota.allowed_slots if quota else None
-    parts.append(
-        field_line(
-            "quota",
-            "no quota run yet"
-            if quota is None
-            else f"{_num(spent)} of {_num(allowed)} slots spent"
-            + (f" ({quota.state})" if quota.state else ""),
-            WIDTH,
-        )
-    )
-    parts.append(field_line("runs", f"{len(goal.runs)} recorded", WIDTH))
+            line.append(": ")
+        line.append_text(safe(gate.text))
+        parts.append(field_line("gate", _line(line), WIDTH))
+    todos = []
+    for role in ("user", "agent"):
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(goal.by_status(role).items()))
+        claimed = sum(1 for t in goal.state.todos if t.role == role and t.is_open and t.claimed_by)
+        todos.append(f"{role} {counts or 'none'}" + (f" ({claimed} claimed)" if claimed else ""))
+    parts.append(field_line("todos", "  ·  ".join(todos), WIDTH))
     holders = Text()
     for todo_id, agent in sorted(goal.holders().items()):
         holders.append_text(safe(agent))
@@ -67,8 +59,23 @@ def summary_text(goal: Goal, runtime_root: str, variables: Mapping[str, str] | N
         holders.append_text(safe(f"{move.from_agent} → {move.to_agent}"))
         holders.append("  ")
     parts.append(field_line("handoffs", holders if holders.plain else Text("none"), WIDTH))
-    parts.append(field_line("log", Text(NOT_CHAINED, style="dim"), WIDTH))
+    quota = goal.quota()
+    spent = quota.spent_slots if quota else None
+    allowed = quota.allowed_slots if quota else None
+    slots = (
+        "0 slots spent (no quota run yet)"
+        if quota is None
+        else f"{_num(spent)} of {_num(allowed)} slots spent"
+        + (f" ({quota.state})" if quota.state else "")
+    )
+    parts.append(field_line("quota", f"{slots}  ·  {len(goal.runs)} runs", WIDTH))
     return join_lines(parts)
+
+
+def _line(text: Text, width: int = 64) -> Text:
+    """One line of at most `width` cells (an ellipsis says there is more)."""
+    text.truncate(width, overflow="ellipsis")
+    return text
 
 
 def _num(value: float | None) -> str:

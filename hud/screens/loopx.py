@@ -18,7 +18,7 @@ from widgets.loopx import TodoTable, summary_text, todo_detail
 
 class LoopxScreen(HudScreen):
     DEFAULT_CSS = """
-    LoopxScreen #goal-summary { height: auto; max-height: 14; padding: 0 1; }
+    LoopxScreen #goal-summary { height: auto; max-height: 11; padding: 0 1; }
     LoopxScreen #todo-detail { height: 4; border-top: solid $panel-lighten-2; padding: 0 1; }
     """
 

@@ -70,9 +70,9 @@ class Goal:
         """Open user gates: the goal waits for a human."""
         return [todo for todo in self.state.todos if todo.is_gate]
 
-    def by_status(self) -> Counter[str]:
-        """How many todos there are in each status."""
-        return Counter(todo.status for todo in self.state.todos)
+    def by_status(self, role: str = "") -> Counter[str]:
+        """How many todos (of `role`: "user", "agent"; all when empty) are in each status."""
+        return Counter(t.status for t in self.state.todos if t.role == role or not role)
 
     def current(self) -> Todo | None:
         """The open agent todo being worked on (claimed), else the first open one."""

@@ -33,11 +33,10 @@ async def test_a_goal_row_and_its_screen_follow_the_runtime_root(tmp_path: Path)
         app.open_mission(GOAL)
         await until(pilot, lambda: "loopx goal" in summary(app))
         text = summary(app)
-        assert "NEEDS YOU Approve the cutover window?  blocks agent-a" in text
-        assert str(project.parent / "runtime") in text and "not chained" in text
-        assert "agent-a holds todo_ceb73d27502e" in text and "verified" not in text.replace(
-            "nothing here is verified", ""
-        )
+        assert "NEEDS YOU blocks agent-a: Approve the cutover window?" in text
+        assert str(project.parent / "runtime") in text and "log not chained" in text
+        assert "agent-a holds todo_ceb73d27502e" in text and "verified" not in text
+        assert "user 2 open  ·  agent 1 done, 2 open (1 claimed)" in text
         assert app.screen.query_one(TodoTable).row_count == 5
         log = project.parent / "runtime" / "goals" / "demo-goal" / "rollout-event-log.jsonl"
         claim = {"schema_version": "loopx_rollout_event_v0", "event_kind": "todo_claim"}
