@@ -74,3 +74,23 @@ class Source(Protocol):
     def take(self, part: Self) -> tuple[Self, set[str]]:
         """Absorb `part`, the same source as built by a partial scan: the source to keep
         and the rows it touched."""
+
+
+class Quiet:
+    """What a source has none of, by default: reads beyond its changed paths, problems
+    of no row, verdicts, folders outside the root, human-writable documents."""
+
+    def read_ahead(self, paths: list[str]) -> Captures:
+        return {}
+
+    def loose_problems(self) -> list[Problem]:
+        return []
+
+    def verdicts(self, row_id: str) -> dict[str, str]:
+        return {}
+
+    def watch_paths(self) -> dict[str, Path]:
+        return {}
+
+    def documents(self, row_id: str) -> tuple[str, ...]:
+        return ()

@@ -10,10 +10,10 @@ from store.loopexec import FOLDER, LoopexecDir
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionSummary
-from store.sources.base import Captures
+from store.sources.base import Quiet
 
 
-class LoopexecSource:
+class LoopexecSource(Quiet):
     """Routes `.loopexec/` paths to a `LoopexecDir`; a row per run."""
 
     kind = "loopexec"
@@ -28,9 +28,6 @@ class LoopexecSource:
 
     def owns(self, rel: str) -> bool:
         return self.dir.owns(rel)
-
-    def read_ahead(self, paths: list[str]) -> Captures:
-        return {}
 
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
@@ -51,17 +48,8 @@ class LoopexecSource:
     def loose_problems(self) -> list[Problem]:
         return self.dir.loose_problems()
 
-    def verdicts(self, row_id: str) -> dict[str, str]:
-        return {}
-
     def detail(self, row_id: str) -> str | None:
         return self.kind if self.dir.run_of(row_id) is not None else None
-
-    def watch_paths(self) -> dict[str, Path]:
-        return {}
-
-    def documents(self, row_id: str) -> tuple[str, ...]:
-        return ()
 
     def take(self, part: LoopexecSource) -> tuple[LoopexecSource, set[str]]:
         if part.present():

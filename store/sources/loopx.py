@@ -19,10 +19,10 @@ from store.loopx.row import goal_summary
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionSummary
-from store.sources.base import Captures
+from store.sources.base import Captures, Quiet
 
 
-class LoopxSource:
+class LoopxSource(Quiet):
     """The loopx project whose registry is `.loopx/registry.json` under the root."""
 
     kind = "loopx"
@@ -85,18 +85,12 @@ class LoopxSource:
     def loose_problems(self) -> list[Problem]:
         return list(self.loaded.problems) if self.loaded is not None else []
 
-    def verdicts(self, row_id: str) -> dict[str, str]:
-        return {}
-
     def detail(self, row_id: str) -> str | None:
         return self.kind if self.goal(row_id) is not None else None
 
     def watch_paths(self) -> dict[str, Path]:
         followed = self.loaded.followed if self.loaded is not None else []
         return {f"{WATCH_PREFIX}{n}": folder for n, folder in enumerate(followed)}
-
-    def documents(self, row_id: str) -> tuple[str, ...]:
-        return ()
 
     def take(self, part: LoopxSource) -> tuple[LoopxSource, set[str]]:
         if part.present():

@@ -20,7 +20,7 @@ from store.mission import MissionState
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionSummary
-from store.sources.base import Captures
+from store.sources.base import Quiet
 from store.summary import summarize
 
 WORKSPACE_ROW = "workspace"
@@ -33,7 +33,7 @@ def owner_row(rel: str) -> str:
     return parts[1] if len(parts) > 1 and parts[0] == "missions" else WORKSPACE_ROW
 
 
-class NativeSource:
+class NativeSource(Quiet):
     """Every mission of the state directory, and the files that belong to none."""
 
     kind = "native"
@@ -53,9 +53,6 @@ class NativeSource:
 
     def owns(self, rel: str) -> bool:
         return True  # the last source asked: what no other source reads
-
-    def read_ahead(self, paths: list[str]) -> Captures:
-        return {}
 
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
@@ -92,17 +89,8 @@ class NativeSource:
     def loose_problems(self) -> list[Problem]:
         return [p for p in self.unknown.values() if owner_row(p.path) == WORKSPACE_ROW]
 
-    def verdicts(self, row_id: str) -> dict[str, str]:
-        return {}
-
     def detail(self, row_id: str) -> str | None:
         return self.kind if row_id in self.missions else None
-
-    def watch_paths(self) -> dict[str, Path]:
-        return {}
-
-    def documents(self, row_id: str) -> tuple[str, ...]:
-        return ()
 
     def take(self, part: NativeSource) -> tuple[NativeSource, set[str]]:
         self.missions.update(part.missions)

@@ -11,10 +11,10 @@ from store.records import Settings
 from store.row import MissionSummary
 from store.small.layout import HUMAN_KINDS, SMALL_DIR
 from store.small.workspace import SmallWorkspace
-from store.sources.base import Captures
+from store.sources.base import Quiet
 
 
-class SmallSource:
+class SmallSource(Quiet):
     """Routes SMALL paths to a `SmallWorkspace` and shows it as one row."""
 
     kind = "small"
@@ -29,9 +29,6 @@ class SmallSource:
 
     def owns(self, rel: str) -> bool:
         return self.workspace.owns(rel)
-
-    def read_ahead(self, paths: list[str]) -> Captures:
-        return {}
 
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
@@ -48,17 +45,11 @@ class SmallSource:
     def problems_by_row(self) -> dict[str, list[Problem]]:
         return {row_id: self.workspace.problems() for row_id in self.row_ids()}
 
-    def loose_problems(self) -> list[Problem]:
-        return []
-
     def verdicts(self, row_id: str) -> dict[str, str]:
         return self.workspace.verdicts() if row_id in self.row_ids() else {}
 
     def detail(self, row_id: str) -> str | None:
         return self.kind if row_id in self.row_ids() else None
-
-    def watch_paths(self) -> dict[str, Path]:
-        return {}
 
     def documents(self, row_id: str) -> tuple[str, ...]:
         files = self.workspace.files
