@@ -11,6 +11,7 @@ import pytest
 
 import store.confined
 from hud.cli import main as hud_main
+from store.approval_checks import approval_queue
 from store.check import check
 from store.row import MissionStatus
 from store.workspace import Workspace
@@ -181,3 +182,11 @@ def test_read_ahead_then_fold_without_the_disk(
     assert workspace.apply_read(ahead) == {GOAL}
     goal = workspace.loopx.goal(GOAL)
     assert goal is not None and goal.events[-1].event_kind == "refresh_state"
+
+
+def test_open_gates_are_in_the_approvals_queue_as_the_row_counts_them(tmp_path: Path) -> None:
+    workspace = scan(place_loopx("v0.5.1", tmp_path))
+    gates = [item for item in approval_queue(workspace, LOOPX_NOW) if item.tool == "loopx"]
+    assert len(gates) == workspace.rows()[GOAL].pending == 2
+    assert "loopx gate: Approve the cutover window? (blocks agent-a)" in {g.summary for g in gates}
+    assert {g.mission for g in gates} == {GOAL}
