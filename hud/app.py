@@ -77,7 +77,7 @@ class HudApp(SafeTitles, App[None]):
         self.root = root.resolve()
         self.clock = clock
         self.prefetch = prefetch
-        """The SMALL workspace being read in a child process since `hud` started, if any."""
+        """A source's state (SMALL's) being read in a child process since `hud` started."""
         self.workspace: Workspace
         """The index of the state directory; set by the scan worker (see `adopted`)."""
         self.adopted = False
@@ -200,7 +200,7 @@ class HudApp(SafeTitles, App[None]):
         if external:  # other sources' files (SMALL, loopexec, ...): parsed here too, off the loop
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
-                part.use_small(self.prefetch.result())
+                part.use_prefetched(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._absorb_paths, rest)

@@ -187,10 +187,14 @@ class Workspace:
             touched |= rows
         return touched
 
-    def use_small(self, small: SmallWorkspace | None) -> None:
-        """Start from a SMALL workspace read elsewhere (store.small.prefetch), checked
-        against the disk now: a file whose bytes changed since is read again."""
-        self._source(SmallSource).use(small)
+    def use_prefetched(self, state: object) -> None:
+        """Start from a source's state read elsewhere (the SMALL prefetch child), checked
+        against the disk now: the source it belongs to takes it."""
+        for source in self.sources:
+            source.use(state)
+
+    use_small = use_prefetched
+    """What the SMALL prefetch calls it."""
 
     def is_external(self, rel: str) -> bool:
         """True for a path a source other than the native missions reads."""

@@ -71,6 +71,10 @@ class Source(Protocol):
     def documents(self, row_id: str) -> tuple[str, ...]:
         """The human-writable files of a row (relative paths), if any."""
 
+    def use(self, state: object) -> None:
+        """Start from state read elsewhere (a prefetch child), checked against the disk
+        now; state that is not this source's is ignored."""
+
     def take(self, part: Self) -> tuple[Self, set[str]]:
         """Absorb `part`, the same source as built by a partial scan: the source to keep
         and the rows it touched."""
@@ -94,3 +98,6 @@ class Quiet:
 
     def documents(self, row_id: str) -> tuple[str, ...]:
         return ()
+
+    def use(self, state: object) -> None:
+        """Nothing is read ahead for it elsewhere."""

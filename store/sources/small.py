@@ -60,9 +60,9 @@ class SmallSource(Quiet):
             return part, {part.workspace.id}
         return self, set()
 
-    def use(self, workspace: SmallWorkspace | None) -> None:
+    def use(self, state: object) -> None:
         """Start from a workspace read elsewhere (store.small.prefetch), checked against
         the disk now: a file whose bytes changed since is read again."""
-        if workspace is not None and workspace.root == self.workspace.root:
-            self.workspace = workspace
-            workspace.load()
+        if isinstance(state, SmallWorkspace) and state.root == self.workspace.root:
+            self.workspace = state
+            state.load()
