@@ -78,7 +78,7 @@ class HudApp(SafeTitles, App[None]):
         self.root = root.resolve()
         self.clock = clock
         self.prefetch = prefetch
-        """The SMALL workspace being read in a child process since `hud` started, if any."""
+        """A source's state (SMALL's) being read in a child process since `hud` started."""
         self.workspace: Workspace
         """The index of the state directory; set by the scan worker (see `adopted`)."""
         self.adopted = False
@@ -198,10 +198,10 @@ class HudApp(SafeTitles, App[None]):
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
-        if external:  # SMALL and loopexec files: parsed here too, off the event loop
+        if external:  # other sources' files (SMALL, loopexec, ...): parsed here too, off the loop
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
-                part.use_small(self.prefetch.result())
+                part.use_prefetched(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._absorb_paths, rest)
@@ -244,23 +244,16 @@ class HudApp(SafeTitles, App[None]):
     def _publish(self, touched: set[str] | None) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens."""
         from store.row import MissionStatus
-        from store.summary import summarize
 
         workspace = self.workspace
-        now = workspace.clock()
-        external = workspace.external_summaries()  # SMALL workspace, loopexec runs
-        ids = set(workspace.missions) | set(external) if touched is None else touched
+        ids = workspace.row_ids() if touched is None else touched
         for mission_id in ids:
-            mission = workspace.missions.get(mission_id)
-            if mission is None and mission_id not in external:
+            summary = workspace.row(mission_id)
+            if summary is None:
                 self.summaries.pop(mission_id, None)
                 continue
             before = self.summaries.get(mission_id)
-            summary = self.summaries[mission_id] = (
-                summarize(mission, now, workspace.settings)
-                if mission is not None
-                else external[mission_id]
-            )
+            self.summaries[mission_id] = summary
             needs_you = MissionStatus.NEEDS_YOU
             if before is not None and summary.status is needs_you is not before.status:
                 self._needs_you(summary)
@@ -268,6 +261,7 @@ class HudApp(SafeTitles, App[None]):
             for gone in set(self.summaries) - ids:
                 del self.summaries[gone]
         self.approvals.update(touched)
+        self.feed.follow(workspace.watch_paths())
         self.changed.publish(touched)
         self._open_if_indexed()
 
@@ -414,11 +408,12 @@ class HudApp(SafeTitles, App[None]):
         mission = self.workspace.missions.get(mission_id) if self._indexed() else None
         if mission is not None and request_id in mission.requests:
             self.push_screen(RequestScreen(mission_id, request_id))
-        elif mission is None:  # a loopexec escalation: its run shows it
+        elif mission is None:  # another source's request (a loopexec escalation): its row
             self.open_mission(mission_id)
 
     def open_mission(self, mission_id: str, tab: str = "") -> None:
-        """Open a mission (native on `tab`, SMALL or loopexec) by id; unknown ids do nothing.
+        """Open a row's detail screen by id (a native mission's on `tab`); unknown ids do
+        nothing.
 
         A row shown before its files are indexed (the SMALL preview) opens as soon as
         the scan has them.
@@ -430,18 +425,10 @@ class HudApp(SafeTitles, App[None]):
             self._open_when_indexed = (mission_id, tab)
 
     def _mission_screen(self, mission_id: str, tab: str) -> Screen[None] | None:
-        from hud.screens.loopexec import LoopexecScreen
-        from hud.screens.mission import MissionScreen
-        from hud.screens.small import SmallScreen
+        from hud.screens.details import detail_screen
 
-        workspace = self.workspace
-        if mission_id in workspace.missions:
-            return MissionScreen(mission_id, tab)
-        if mission_id == workspace.small.id and workspace.small.present:
-            return SmallScreen(mission_id)
-        if workspace.loopexec.run_of(mission_id) is not None:
-            return LoopexecScreen(mission_id)
-        return None
+        kind = self.workspace.detail_of(mission_id)
+        return detail_screen(kind, mission_id, tab) if kind is not None else None
 
     def _open_if_indexed(self) -> None:
         """Open the mission asked for during the scan, once it is indexed (or give up)."""

@@ -1,7 +1,7 @@
 """Before there is a mission to show: what a state directory is, and how to get one.
 
-`place_of` tells a state directory (it holds `missions/`, `.small/` or `.loopexec/`, or
-is a `.small` folder) from an empty folder and from a folder that is something else.
+`place_of` tells a state directory (it holds `missions/`, `.small/`, `.loopexec/` or
+`.loopx/`, or is a `.small` folder) from an empty folder and from a folder that is something else.
 It reads the folder, so it runs off the event loop, and imports the store only then
 (the overview paints before the store is imported). `guidance` is what the overview
 says instead of an empty table; `make_state_dir` creates `missions/` once the user has
@@ -39,6 +39,7 @@ def place_of(root: Path) -> Place:
     """What `root` is; reads it (no symlink followed): call it off the event loop."""
     from store.confined import list_folder
     from store.loopexec import FOLDER
+    from store.loopx.project import FOLDER as LOOPX
     from store.small.layout import SMALL_DIR
 
     if root.name == SMALL_DIR:
@@ -47,7 +48,7 @@ def place_of(root: Path) -> Place:
     if not isinstance(listed, list):  # unreadable: its problem is listed; not ours to judge
         return Place.STATE
     folders = {entry.name for entry in listed if entry.is_dir(follow_symlinks=False)}
-    if folders & {"missions", SMALL_DIR, FOLDER}:
+    if folders & {"missions", SMALL_DIR, FOLDER, LOOPX}:
         return Place.STATE
     return Place.EMPTY if {entry.name for entry in listed} <= QUIET else Place.OTHER
 
@@ -73,7 +74,7 @@ def guidance(
         text.append_text(safe(shown))
         text.append(" is not a state directory.\n", style="bold")
         text.append(
-            "It holds no missions/ folder (nor a SMALL .small/ or a loopexec .loopexec/): "
+            "It holds no missions/ folder (nor .small/, .loopexec/ or .loopx/): "
             "its files are not missions, and the HUD has nothing to show here.\n\n"
         )
     else:

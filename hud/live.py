@@ -43,15 +43,24 @@ class Live:
     """Shows a notice the fold found (a log read again from the start)."""
     health_changed: Callable[[], None]
     pending: set[str] = field(default_factory=set)
+    also: dict[str, Path] = field(default_factory=dict)
+    """Folders outside the root the sources read (`Workspace.watch_paths`), watched too."""
     health: str | None = "starting"
     """None while live; else what is wrong with watching, in words."""
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _rewatch: asyncio.Event = field(default_factory=asyncio.Event)
 
     def queue(self, paths: Iterable[str]) -> None:
         """Paths to bring up to date (from the watcher, the scrub or the HUD's writes)."""
         self.pending.update(paths)
         if self.pending:
             self._wake.set()
+
+    def follow(self, also: dict[str, Path]) -> None:
+        """Watch these folders outside the root too (the watcher restarts if they changed)."""
+        if also != self.also:
+            self.also = dict(also)
+            self._rewatch.set()
 
     def _set_health(self, health: str | None) -> None:
         if health != self.health:
@@ -68,12 +77,13 @@ class Live:
                 self._set_health(f"{self.root.name}/ is gone; waiting for it")
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
-            if not first:  # it came back, or the watcher starts again: read it all
+            if not first and not self._rewatch.is_set():  # back, or restarted: read it all
                 self.queue([""])
             first = False
+            self._rewatch.clear()
             self._set_health(None)
             try:
-                async for batch in watch_batches(self.root):
+                async for batch in watch_batches(self.root, self._rewatch, self.also):
                     self.queue(batch)
                     if not self.root.is_dir():
                         break
@@ -81,6 +91,8 @@ class Live:
                 self._set_health(f"watcher stopped ({type(exc).__name__}); restarting")
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
+            if self._rewatch.is_set():
+                continue  # other folders to watch: no rescan, no pause
             if self.root.is_dir():
                 self._set_health("watcher stopped; restarting")
                 await asyncio.sleep(RETRY_SECONDS)

@@ -35,6 +35,7 @@ from typing import Any, Literal
 from store.derive import RequestStatus, request_binding, request_status
 from store.layout import request_path, unsafe_id
 from store.loopexec import ID_PREFIX as LOOPEXEC_PREFIX
+from store.loopx.goal import when
 from store.mission import MissionState
 from store.plan_binding import UNBOUND, PlanBinding
 from store.records import (
@@ -653,7 +654,7 @@ def approval_queue(
         for mission in workspace.missions.values()
         for request_id in mission.requests
     ]
-    items += escalation_items(workspace)
+    items += escalation_items(workspace) + gate_items(workspace)
     if not everything:
         items = [item for item in items if item.status is RequestStatus.PENDING]
     items.sort(key=QueueItem.sort_key)
@@ -689,6 +690,32 @@ def escalation_items(workspace: Workspace) -> list[QueueItem]:
                 expires_at=None,
             )
         )
+    return items
+
+
+def gate_items(workspace: Workspace) -> list[QueueItem]:
+    """An open loopx user gate asks a human too: in the queue (and counted in the
+    header) as its goal's row counts it; opening it shows the goal (loopx records the
+    answer, not the HUD)."""
+    items = []
+    for row_id in sorted(workspace.loopx.row_ids()):
+        goal = workspace.loopx.goal(row_id)
+        for gate in goal.gates() if goal is not None else []:
+            blocks = f" (blocks {gate.blocks_agent})" if gate.blocks_agent else ""
+            items.append(
+                QueueItem(
+                    mission=row_id,
+                    request_id=f"gate:{gate.todo_id}",
+                    status=RequestStatus.PENDING,
+                    risk="escalation",
+                    tool="loopx",
+                    step=gate.task_class,
+                    plan_version=None,
+                    summary=f"loopx gate: {gate.text}{blocks}",
+                    requested_at=when(gate.meta.get("updated_at")),
+                    expires_at=None,
+                )
+            )
     return items
 
 

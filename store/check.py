@@ -15,7 +15,7 @@ from pathlib import Path
 
 from store.problems import Problem
 from store.row import MissionStatus
-from store.workspace import Workspace, group_by_mission
+from store.workspace import WORKSPACE_ROW, Workspace, group_by_mission
 
 PARALLEL_BYTES = 16 * 1024 * 1024
 TASKS_PER_JOB = 64
@@ -74,23 +74,30 @@ class Report:
         }
 
 
-def _check_missions(root: str, paths: list[str]) -> tuple[dict[str, MissionReport], list[Problem]]:
-    """Index these paths and report each mission in them (runs in a worker process)."""
+Checked = tuple[dict[str, MissionReport], list[Problem]]
+"""A report per row, and the problems of no row."""
+
+
+def _check_paths(root: str, paths: list[str]) -> Checked:
+    """Index these paths and report each row in them (runs in a worker process)."""
     workspace = Workspace(root)
     workspace.load_settings()
     workspace.apply(paths)
+    return _reports(workspace)
+
+
+def _reports(workspace: Workspace) -> Checked:
+    """A report per row of every source, and the problems of no row (settings apart):
+    the same rows and problems the HUD shows (`Workspace.row`, `problems_by_row`)."""
+    found = workspace.problems_by_row()
+    found.pop(WORKSPACE_ROW, None)
+    loose = [problem for source in workspace.sources for problem in source.loose_problems()]
     reports = {}
-    for mission_id, mission in workspace.missions.items():
-        problems = mission.problems()
-        reports[mission_id] = MissionReport(workspace.status(mission_id), mission.title, problems)
-    loose = []  # unknown files in these missions' folders: in their mission's report
-    for problem in workspace.unknown.values():
-        parts = problem.path.split("/", 2)
-        owner = reports.get(parts[1]) if len(parts) >= 2 else None
-        if owner is not None:
-            owner.problems.append(problem)
-        else:
-            loose.append(problem)
+    for row_id, row in workspace.rows().items():
+        problems = found.pop(row_id, [])
+        reports[row_id] = MissionReport(row.status, row.title, problems, workspace.verdicts(row_id))
+    for problems in found.values():  # files in the folder of no row
+        loose.extend(problems)
     return reports, loose
 
 
@@ -115,7 +122,6 @@ def _chunks(weights: dict[str, int], count: int) -> list[list[str]]:
 
 Task = tuple[list[str], int]
 """The paths of some missions, and their weight (bytes) for the progress bar."""
-Checked = tuple[dict[str, MissionReport], list[Problem]]
 
 
 def _results(root: str, tasks: list[Task], jobs: int) -> Iterator[tuple[Checked, int]]:
@@ -123,10 +129,10 @@ def _results(root: str, tasks: list[Task], jobs: int) -> Iterator[tuple[Checked,
     finish them (a worker that is done takes the next task, heaviest first)."""
     if jobs == 1:
         for paths, weight in tasks:
-            yield _check_missions(root, paths), weight
+            yield _check_paths(root, paths), weight
         return
     with ProcessPoolExecutor(jobs) as pool:
-        futures = {pool.submit(_check_missions, root, paths): weight for paths, weight in tasks}
+        futures = {pool.submit(_check_paths, root, paths): weight for paths, weight in tasks}
         for future in as_completed(futures):
             yield future.result(), futures[future]
 
@@ -136,16 +142,8 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     workspace = Workspace(root)
     missions, other = group_by_mission(workspace.walk())
     workspace.apply(other)
-    external = workspace.external_problems()  # SMALL and loopexec: reported as missions
-    report = Report(str(workspace.root), workspace.loose_problems())
-    report.workspace_problems += workspace.entry_problems()
-    for external_id, summary in workspace.external_summaries().items():
-        report.missions[external_id] = MissionReport(
-            summary.status,
-            summary.title,
-            external.get(external_id, []),
-            workspace.small.verdicts() if external_id == workspace.small.id else {},
-        )
+    reports, loose = _reports(workspace)
+    report = Report(str(workspace.root), workspace.settings_problems + loose, reports)
     weights = {m: sum(_size(report.root, p) for p in paths) for m, paths in missions.items()}
     total = sum(weights.values())
     jobs = jobs or os.cpu_count() or 1

@@ -291,8 +291,10 @@ _SERVED: ContextVar[dict[tuple[str, str], Captured | Problem] | None] = ContextV
 @contextmanager
 def serving(root: Path, files: dict[str, Captured | Problem]) -> Iterator[None]:
     """While in effect (in this context only), `open_file` answers from `files` (read
-    ahead by `capture`) for the paths they hold, and from the disk for the others."""
-    served = {(str(root), relpath): found for relpath, found in files.items()}
+    ahead by `capture`) for the paths they hold, and from the disk for the others.
+    Nested, the files of each level are served (files under other roots, say)."""
+    served = dict(_SERVED.get() or {})
+    served.update({(str(root), relpath): found for relpath, found in files.items()})
     token = _SERVED.set(served)
     try:
         yield

@@ -151,6 +151,9 @@ class Settings(Document):
     theme: str = "hud-dark"
     bell: bool = False
     keys: dict[str, str] = Field(default_factory=dict)
+    loopx_roots: list[str] | None = None
+    """Folders outside the state directory the HUD may read loopx state from (a
+    registry's common_runtime_root, a goal's repo); unset: wherever the registry says."""
 
 
 # ---- agent-owned --------------------------------------------------------------------

@@ -8,25 +8,16 @@ recent events) and a `LogReader` whose line index lets a viewer read any window.
 
 from __future__ import annotations
 
-import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from store.artifacts import ArtifactCheck
-from store.confined import (
-    Captured,
-    Readable,
-    capture,
-    link_problem,
-    list_folder,
-    lstat,
-    not_regular,
-    serving,
-)
+from store.confined import Captured, Readable, capture, list_folder, lstat, serving
 from store.derive import (
     Budget,
     RequestStatus,
@@ -34,28 +25,24 @@ from store.derive import (
     mission_status,
     request_status,
 )
-from store.layout import (
-    KNOWN_DIRS,
-    Kind,
-    classify,
-    is_transient,
-    safe_mission_id,
-    safe_request_id,
-)
+from store.layout import KNOWN_DIRS, Kind, classify, is_transient
 from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document, verify_prefix
-from store.loopexec import FOLDER as LOOPEXEC_FOLDER
 from store.loopexec import LoopexecDir
 from store.mission import MissionState
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionStatus, MissionSummary
 from store.scrub import Scrubbed
-from store.small.layout import SMALL_DIR
 from store.small.workspace import SmallWorkspace
+from store.sources import Captures, Source, sources_for
+from store.sources.loopexec import LoopexecSource
+from store.sources.loopx import LoopxSource
+from store.sources.native import WORKSPACE_ROW, NativeSource
+from store.sources.small import SmallSource
 
 Clock = Callable[[], datetime]
-WORKSPACE_ROW = "workspace"
-"""Where `problems_by_row` puts the problems of no row: settings, files of no mission."""
+_S = TypeVar("_S")
+__all__ = ["WORKSPACE_ROW", "ReadAhead", "Workspace", "group_by_mission", "utc_now"]
 
 
 LOG_STEP = 4 * 1024 * 1024
@@ -101,6 +88,8 @@ class ReadAhead:
     """What each path that holds data read as (or why it could not be)."""
     checks: dict[str, dict[str, ArtifactCheck]] = field(default_factory=dict)
     """Artifacts hashed for this step, by mission."""
+    served: Captures = field(default_factory=dict)
+    """Files sources read beyond the paths (`Source.read_ahead`), other roots included."""
     rewritten: set[str] = field(default_factory=set)
     """Logs whose bytes already read changed in place (`verify_prefix`): read again."""
     more: set[str] = field(default_factory=set)
@@ -109,25 +98,57 @@ class ReadAhead:
 
 
 class Workspace:
-    """Every mission of one STATE_DIR, with problems and derived status."""
+    """Every source of one STATE_DIR (store.sources), with problems and derived status."""
 
     def __init__(self, root: Path | str, clock: Clock = utc_now) -> None:
         self.root = Path(root).resolve()
         self.clock = clock
-        self.missions: dict[str, MissionState] = {}
         self.settings = Settings.model_validate({"schema": 1})
         self.settings_problems: list[Problem] = []
-        self.unknown: dict[str, Problem] = {}
-        self.bare = False
-        """No `missions/` folder at the top: unless SMALL or loopexec live here, this is
-        not a state directory, and its loose entries are one problem, not one each."""
-        self.notices: list[Problem] = []
+        self.sources: list[Source] = self._new_sources()
+        """In routing order: the first that owns a path reads it; native missions last."""
+        self.native = self._source(NativeSource)
+
+    @property
+    def missions(self) -> dict[str, MissionState]:
+        """The native missions, by id."""
+        return self.native.missions
+
+    @property
+    def unknown(self) -> dict[str, Problem]:
+        """Files of the state directory no source reads, by path."""
+        return self.native.unknown
+
+    @property
+    def notices(self) -> list[Problem]:
         """What watching saw that a fresh scan cannot (a log rewritten or replaced), for
         the owner to show once and clear."""
-        self.small = SmallWorkspace(self.root)
+        return self.native.notices
+
+    @notices.setter
+    def notices(self, notices: list[Problem]) -> None:
+        self.native.notices = notices
+
+    @property
+    def small(self) -> SmallWorkspace:
         """The SMALL workspace in `.small/` (or the root itself, when it is a .small)."""
-        self.loopexec = LoopexecDir(self.root)
+        return self._source(SmallSource).workspace
+
+    @property
+    def loopexec(self) -> LoopexecDir:
         """loopexec runs in `.loopexec/`."""
+        return self._source(LoopexecSource).dir
+
+    @property
+    def loopx(self) -> LoopxSource:
+        """loopx goals named by `.loopx/registry.json`."""
+        return self._source(LoopxSource)
+
+    def _new_sources(self) -> list[Source]:
+        return sources_for(self.root, self._project_dir, lambda: self.settings)
+
+    def _source(self, kind: type[_S]) -> _S:
+        return next(source for source in self.sources if isinstance(source, kind))
 
     # ---- building and updating -------------------------------------------------------
 
@@ -149,7 +170,7 @@ class Workspace:
                 continue
             for entry in entries:
                 rel = f"{folder}/{entry.name}" if folder else entry.name
-                if entry.is_dir(follow_symlinks=False) and _entered(rel):
+                if entry.is_dir(follow_symlinks=False) and self._entered(rel):
                     stack.append(rel)
                 else:
                     yield rel
@@ -160,28 +181,24 @@ class Workspace:
         Lets a large scan run in chunks off the event loop: each chunk indexes some
         missions in a Workspace of its own, and the owner absorbs it when it is done.
         """
-        self.missions.update(part.missions)
-        self.unknown.update(part.unknown)
-        self.bare |= part.bare  # the part that indexed the top knows
-        touched = set(part.missions)
-        if part.small.present:  # a SMALL workspace or loopexec runs it indexed
-            self.small = part.small
-            touched.add(part.small.id)
-        if not part.loopexec.empty:
-            self.loopexec = part.loopexec
-            touched |= set(part.loopexec.problems_by_id())
+        touched: set[str] = set()
+        for index, theirs in enumerate(part.sources):
+            self.sources[index], rows = self.sources[index].take(theirs)
+            touched |= rows
         return touched
 
-    def use_small(self, small: SmallWorkspace | None) -> None:
-        """Start from a SMALL workspace read elsewhere (store.small.prefetch), checked
-        against the disk now: a file whose bytes changed since is read again."""
-        if small is not None and small.root == self.root:
-            self.small = small
-            small.load()
+    def use_prefetched(self, state: object) -> None:
+        """Start from a source's state read elsewhere (the SMALL prefetch child), checked
+        against the disk now: the source it belongs to takes it."""
+        for source in self.sources:
+            source.use(state)
+
+    use_small = use_prefetched
+    """What the SMALL prefetch calls it."""
 
     def is_external(self, rel: str) -> bool:
-        """True for a path of the SMALL workspace or the loopexec folder."""
-        return self._adapter(rel) is not None
+        """True for a path a source other than the native missions reads."""
+        return self._owner(rel) is not self.native
 
     def apply(self, relpaths: Iterable[str]) -> set[str]:
         """Bring the index up to date for these paths; returns the missions touched.
@@ -194,36 +211,27 @@ class Workspace:
         return touched
 
     def _apply(self, relpaths: Iterable[str]) -> set[str]:
-        touched: set[str] = set()
-        for rel in relpaths:
-            adapter = self._adapter(rel)
-            if adapter is not None:
-                touched |= adapter.apply(rel)
-                continue
-            if not rel:
-                touched |= self._root_changed()
-            mission = self._apply_one(rel)
-            if mission is not None:
-                touched.add(mission)
-        for mission_id in touched:
-            state = self.missions.get(mission_id)
-            if state is not None:
-                self.notices += state.notices
-                state.notices.clear()
-                if not state.exists():
-                    del self.missions[mission_id]
+        """Each source applies the paths it owns; settings first (sources read them)."""
+        paths = [rel for rel in relpaths if not is_transient(rel)]
+        touched = self._root_changed() if "" in paths else set()
+        if "" in paths or "hud.toml" in paths:
+            self.load_settings()
+        owned: dict[int, list[str]] = {}
+        for rel in paths:
+            owned.setdefault(self.sources.index(self._owner(rel)), []).append(rel)
+        for index, some in owned.items():
+            touched |= self.sources[index].apply(some)
         return touched
 
     def _root_changed(self) -> set[str]:
         """The root itself changed (recreated, or watched anew): forget everything; the
         walk that follows reads it all again, as a fresh scan does. Returns the ids of
         the rows there were."""
-        rows = set(self.missions) | set(self.external_summaries())
-        self.missions.clear()
-        self.unknown.clear()
-        self.bare = False
-        self.small = SmallWorkspace(self.root)
-        self.loopexec = LoopexecDir(self.root)
+        rows = self.row_ids()
+        notices = self.notices
+        self.sources = self._new_sources()
+        self.native = self._source(NativeSource)
+        self.notices = notices
         return rows
 
     def read_ahead(self, relpaths: Iterable[str]) -> ReadAhead:
@@ -253,6 +261,10 @@ class Workspace:
             ahead.files[rel] = found
             if isinstance(found, Captured):
                 budget -= len(found.data)
+        for source in self.sources:
+            owned = [rel for rel in ahead.paths if self._owner(rel) is source]
+            if owned:
+                ahead.served.update(source.read_ahead(owned))
         for mission_id in group_by_mission(ahead.paths)[0]:
             mission = self.missions.get(mission_id)
             if mission is not None:
@@ -265,7 +277,11 @@ class Workspace:
             reader = self._reader_of(rel)
             if reader is not None:
                 reader.rewrite_seen = True
-        with serving(self.root, ahead.files):
+        with ExitStack() as stack:
+            for root in {root for root, _rel in ahead.served}:
+                files = {rel: found for (at, rel), found in ahead.served.items() if at == root}
+                stack.enter_context(serving(Path(root), files))
+            stack.enter_context(serving(self.root, ahead.files))
             touched = self._apply(ahead.paths)
         for mission_id in touched:
             mission = self.missions.get(mission_id)
@@ -331,7 +347,7 @@ class Workspace:
         """
         for rel in relpaths:
             yield rel
-            if not rel or _entered(rel):  # "" is the root: everything
+            if not rel or self._entered(rel):  # "" is the root: everything
                 info = lstat(self.root, rel)
                 if info is not None and stat.S_ISDIR(info.st_mode):
                     yield from self.walk(rel)
@@ -348,114 +364,23 @@ class Workspace:
         return [rel for rel in mission.indexed_paths() if rel.startswith(prefix)]
 
     def _project_dir(self) -> bool:
-        """True when the root is a project's folder: it holds .small/ or .loopexec/."""
-        return any((self.root / name).is_dir() for name in (SMALL_DIR, LOOPEXEC_FOLDER))
+        """True when the root is a project's folder: it holds a project source's folder
+        (.small/, .loopexec/, ...)."""
+        return any(
+            (self.root / folder).is_dir()
+            for source in self.sources
+            if source.project
+            for folder in source.folders
+        )
 
-    def _adapter(self, rel: str) -> SmallWorkspace | LoopexecDir | None:
-        """The SMALL workspace or loopexec folder that owns `rel`, if one does."""
-        if self.small.owns(rel):
-            return self.small
-        if self.loopexec.owns(rel):
-            return self.loopexec
-        return None
+    def _owner(self, rel: str) -> Source:
+        """The first source that owns `rel` (the native missions own the rest)."""
+        return next(source for source in self.sources if source.owns(rel))
 
-    def _apply_one(self, rel: str) -> str | None:
-        if is_transient(rel):
-            return None
-        if rel == "hud.toml" or not rel:
-            self.load_settings()
-            return None
-        located = classify(rel)
-        if located is None:
-            return self._unknown(rel)
-        self.unknown.pop(rel, None)
-        assert located.mission is not None  # the layout's patterns admit safe ids only
-        self._mission(located.mission).apply(located)
-        return located.mission
-
-    def _mission(self, mission_id: str) -> MissionState:
-        state = self.missions.get(mission_id)
-        if state is None:
-            state = self.missions[mission_id] = MissionState(self.root, mission_id)
-        return state
-
-    def _unknown(self, rel: str) -> str | None:
-        """Index a path that is no record: an unknown file or folder, a symlink, a layout
-        folder (a problem only if it cannot be listed), or a path that is gone."""
-        parts = rel.split("/")
-        mission = self.missions.get(parts[1]) if len(parts) > 1 and parts[0] == "missions" else None
-        if len(parts) == 1:  # the top changed: is it (still) a state directory?
-            self.bare = lstat(self.root, "missions") is None
-        if parts[0] != "missions" and self._project_dir():
-            self.unknown.pop(rel, None)  # a project's own files, beside .small or .loopexec
-            return None
-        info = lstat(self.root, rel)
-        if info is None:  # gone (or a folder on its way is)
-            self.unknown.pop(rel, None)
-            if mission is not None:
-                mission.forget_prefix(rel)
-                return mission.id
-            return None
-        problem = self._path_problem(rel, parts, info)
-        if len(parts) > 2 and parts[0] == "missions" and safe_mission_id(parts[1]):
-            if mission is None and problem is None:
-                return None
-            mission = mission or self._mission(parts[1])
-            mission.set_path_problem(rel, problem)
-            return mission.id
-        if problem is None:
-            self.unknown.pop(rel, None)
-        else:
-            self.unknown[problem.path] = problem
-        return None
-
-    def _path_problem(self, rel: str, parts: list[str], info: os.stat_result) -> Problem | None:
-        if stat.S_ISLNK(info.st_mode):
-            return link_problem(self.root, rel)
-        if len(parts) >= 2 and parts[0] == "missions" and not safe_mission_id(parts[1]):
-            return Problem(
-                f"missions/{parts[1]}",
-                None,
-                "unsafe-mission-id",
-                f"mission folder name {parts[1]!r} is not a safe id",
-                "rename it to lower-case letters, digits, '.', '_' or '-' "
-                "(at most 64, starting with a letter or digit)",
-            )
-        request = _REQUEST_FILE.match(rel)
-        if request and not safe_request_id(request.group(1)):
-            return Problem(
-                rel,
-                None,
-                "unsafe-request-id",
-                f"request id {request.group(1)!r} is not a safe id; it cannot be decided",
-                "the agent must name requests with letters, digits, '.', '_' or '-' (no '..')",
-            )
-        if not stat.S_ISDIR(info.st_mode) and KNOWN_DIRS.match(rel):
-            return not_regular(rel, info.st_mode, "a folder")  # where the layout has one
-        if not stat.S_ISDIR(info.st_mode):
-            return Problem(
-                rel, None, "unknown-file", "file is not part of the layout", _LAYOUT_HINT, "warn"
-            )
-        if not KNOWN_DIRS.match(rel):
-            return Problem(
-                rel,
-                None,
-                "unknown-folder",
-                "folder is not part of the layout",
-                _LAYOUT_HINT,
-                "warn",
-            )
-        listed = list_folder(self.root, rel)  # a layout folder: fine if it can be listed
-        if not isinstance(listed, Problem) or listed.code == "missing":
-            return None
-        hidden = "pending requests may be hidden in it" if rel.endswith("/approvals") else ""
-        return Problem(
-            rel,
-            None,
-            listed.code,
-            f"{listed.message}; the files in it are not checked"
-            + (f" ({hidden})" if hidden else ""),
-            listed.hint,
+    def _entered(self, folder: str) -> bool:
+        """True for a folder the walk goes into: one of the layout's or a source's."""
+        return bool(KNOWN_DIRS.match(folder)) or any(
+            folder in source.folders for source in self.sources
         )
 
     def load_settings(self) -> None:
@@ -496,69 +421,49 @@ class Workspace:
 
     def problems_by_row(self) -> dict[str, list[Problem]]:
         """Every problem under the overview row it belongs to (a mission, the SMALL
-        workspace, a loopexec run), or under WORKSPACE_ROW: settings and loose files."""
+        workspace, a loopexec run, ...), or under WORKSPACE_ROW: settings and loose files."""
         found: dict[str, list[Problem]] = {WORKSPACE_ROW: self.loose_problems()}
-        for problem in self.entry_problems():
-            parts = problem.path.split("/")
-            owner = parts[1] if len(parts) > 1 and parts[0] == "missions" else WORKSPACE_ROW
-            found.setdefault(owner, []).append(problem)
-        for mission_id, mission in self.missions.items():
-            found.setdefault(mission_id, []).extend(mission.problems())
-        for row_id, problems in self.external_problems().items():
-            found.setdefault(row_id, []).extend(problems)
+        for source in self.sources:
+            for row_id, problems in source.problems_by_row().items():
+                found.setdefault(row_id, []).extend(problems)
         return {row: problems for row, problems in found.items() if problems}
 
-    def entry_problems(self) -> list[Problem]:
-        """The problems of unknown files and folders; in a folder that holds only such
-        (something else than a state directory), one problem that says so."""
-        if self.bare and self.unknown and not self.small.present and self.loopexec.empty:
-            return [not_a_state_dir(len(self.unknown))]
-        return list(self.unknown.values())
-
     def loose_problems(self) -> list[Problem]:
-        """Problems of no row that are not unknown files: hud.toml's, and loopexec's own
-        files that name no run."""
-        return self.settings_problems + self.loopexec.loose_problems()
+        """Problems of no row: hud.toml's, then each source's (files that name no run,
+        files of no mission)."""
+        return self.settings_problems + [p for s in self.sources for p in s.loose_problems()]
 
-    # ---- SMALL and loopexec: overview rows beside the native missions -------------------
+    # ---- rows: one per mission, SMALL workspace, loopexec run, ... ----------------------
+
+    def row_ids(self) -> set[str]:
+        """The id of every overview row, of every source."""
+        return {row_id for source in self.sources for row_id in source.row_ids()}
+
+    def row(self, row_id: str) -> MissionSummary | None:
+        """The overview row `row_id` as its source derives it now, None if there is none."""
+        now = self.clock()
+        return next((row for s in self.sources if (row := s.row(row_id, now, self.settings))), None)
+
+    def rows(self) -> dict[str, MissionSummary]:
+        """Every overview row, by id."""
+        found = (self.row(row_id) for row_id in self.row_ids())
+        return {row.id: row for row in found if row is not None}
 
     def external_summaries(self) -> dict[str, MissionSummary]:
-        """Overview rows of the SMALL workspace (`small:<dir>`) and loopexec runs."""
-        now = self.clock()
-        rows = self.loopexec.summaries(now, self.settings)
-        small = self.small.summary(now, self.settings)
-        if small is not None:
-            rows[small.id] = small
-        return rows
+        """The rows of every source but the native missions."""
+        return {row_id: row for row_id, row in self.rows().items() if row_id not in self.missions}
 
-    def external_problems(self) -> dict[str, list[Problem]]:
-        """The problems of each SMALL or loopexec row, by its id."""
-        found = self.loopexec.problems_by_id()
-        if self.small.present:
-            found[self.small.id] = self.small.problems()
-        return found
+    def detail_of(self, row_id: str) -> str | None:
+        """The kind of detail screen that renders a row (`Source.detail`)."""
+        return next((kind for s in self.sources if (kind := s.detail(row_id))), None)
 
+    def verdicts(self, row_id: str) -> dict[str, str]:
+        """A row's verdict per check (SMALL's), for `hud check`."""
+        return next((found for s in self.sources if (found := s.verdicts(row_id))), {})
 
-_REQUEST_FILE = re.compile(r"^missions/[^/]+/approvals/([^/]+)\.(?:json|toml)$")
-_LAYOUT_HINT = "move or remove it; see docs/format.md for the state directory layout"
-
-
-def not_a_state_dir(entries: int) -> Problem:
-    """The one problem of a folder that holds other things than a state directory."""
-    return Problem(
-        ".",
-        None,
-        "not-a-state-dir",
-        f"not a state directory: no missions/ folder (nor .small/ or .loopexec/), "
-        f"and {entries} {'entry' if entries == 1 else 'entries'} of something else",
-        "open the HUD on a state directory, or create missions/ here to make it one",
-        "warn",
-    )
-
-
-def _entered(folder: str) -> bool:
-    """True for a folder the walk goes into: one of the layout's, SMALL's or loopexec's."""
-    return bool(KNOWN_DIRS.match(folder)) or folder in (SMALL_DIR, LOOPEXEC_FOLDER)
+    def watch_paths(self) -> dict[str, Path]:
+        """Folders outside the root the watcher must watch too, by path prefix."""
+        return {prefix: path for s in self.sources for prefix, path in s.watch_paths().items()}
 
 
 def group_by_mission(paths: Iterable[str]) -> tuple[dict[str, list[str]], list[str]]:

@@ -80,7 +80,7 @@ class HudScreen(SafeTitles, Screen[None]):
         workspace = self.hud.workspace if self.hud.adopted else None
         loose = 0
         if workspace is not None:
-            loose = len(workspace.entry_problems()) + len(workspace.loose_problems())
+            loose = len(workspace.loose_problems())
         headers.first().show(
             directory=home_relative(self.hud.root),
             counts=Counter({status.value: found[status] for status in MissionStatus}),

@@ -1,0 +1,4 @@
+"""loopx goals (huangruiteng/loopx), read-only: registry, goal state files, runtime logs.
+
+See docs/loopx.md for the layout and how each field maps to the HUD and to `loopx status`.
+"""

@@ -1,0 +1,57 @@
+"""loopexec runs (`.loopexec/`) as a source: one row per run, `loopexec:<run>`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from store.loopexec import FOLDER, LoopexecDir
+from store.problems import Problem
+from store.records import Settings
+from store.row import MissionSummary
+from store.sources.base import Quiet
+
+
+class LoopexecSource(Quiet):
+    """Routes `.loopexec/` paths to a `LoopexecDir`; a row per run."""
+
+    kind = "loopexec"
+    folders: tuple[str, ...] = (FOLDER,)
+    project = True
+
+    def __init__(self, root: Path) -> None:
+        self.dir = LoopexecDir(root)
+
+    def present(self) -> bool:
+        return not self.dir.empty
+
+    def owns(self, rel: str) -> bool:
+        return self.dir.owns(rel)
+
+    def apply(self, paths: Iterable[str]) -> set[str]:
+        touched: set[str] = set()
+        for rel in paths:
+            touched |= self.dir.apply(rel)
+        return touched
+
+    def row_ids(self) -> set[str]:
+        return set(self.dir.problems_by_id())
+
+    def row(self, row_id: str, now: datetime, settings: Settings) -> MissionSummary | None:
+        run = self.dir.run_of(row_id)
+        return self.dir.summary(run, now, settings) if run is not None else None
+
+    def problems_by_row(self) -> dict[str, list[Problem]]:
+        return self.dir.problems_by_id()
+
+    def loose_problems(self) -> list[Problem]:
+        return self.dir.loose_problems()
+
+    def detail(self, row_id: str) -> str | None:
+        return self.kind if self.dir.run_of(row_id) is not None else None
+
+    def take(self, part: LoopexecSource) -> tuple[LoopexecSource, set[str]]:
+        if part.present():
+            return part, part.row_ids()
+        return self, set()

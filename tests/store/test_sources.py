@@ -1,0 +1,46 @@
+"""The declared source interface: every source implements it, the app and `hud check`
+name none, and each source's human-writable documents are declared."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import hud.app
+import store.check
+from store.sources.base import Source
+from store.workspace import Workspace
+from tests.small_support import VALID, small_fixture
+
+
+def test_every_source_has_every_method_of_the_protocol(tmp_path: Path) -> None:
+    wanted = {
+        name
+        for name, member in inspect.getmembers(Source)
+        if not name.startswith("_") and callable(member)
+    }
+    for source in Workspace(tmp_path).sources:
+        assert wanted <= {name for name in dir(source) if callable(getattr(source, name))}
+        assert source.kind and source.folders
+
+
+def test_the_app_and_check_iterate_over_sources_without_naming_one() -> None:
+    for module in (hud.app, store.check):
+        code = "\n".join(
+            line.split("#")[0]
+            for line in inspect.getsource(module).splitlines()
+            if not line.lstrip().startswith(('"', "#", "from ", "import "))
+        )
+        assert not re.search(r"\.(small|loopexec|loopx)\b", code), module.__name__
+
+
+def test_small_declares_intent_and_constraints_as_human_documents() -> None:
+    workspace = Workspace(small_fixture(VALID))
+    workspace.scan()
+    documents = {
+        source.kind: source.documents(row_id)
+        for source in workspace.sources
+        for row_id in source.row_ids()
+    }
+    assert documents == {"small": (".small/constraints.small.yml", ".small/intent.small.yml")}

@@ -1,0 +1,145 @@
+"""Widgets of a loopx goal: its summary (gate, todos, quota, handoffs) and its todos.
+
+They render what the loopx screen hands them; nothing here reads files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.text import Text
+
+from store.loopx.goal import Goal
+from store.loopx.state import Todo
+from widgets.flex_table import FlexTable
+from widgets.safe_text import safe
+from widgets.status import theme_style
+from widgets.tabs.common import cell, field_line, join_lines
+
+WIDTH = 12
+NOT_CHAINED = "log not chained (loopx keeps no hash chain)"
+MARKS = {"open": "[ ]", "blocked": "[!]", "done": "[x]", "superseded": "[-]"}
+
+
+def summary_text(goal: Goal, runtime_root: str, variables: Mapping[str, str] | None = None) -> Text:
+    """Goal and log, runtime root, gate, todos by role and status, handoffs, quota, runs."""
+    head = Text("loopx goal ", style="bold")
+    head.append_text(safe(goal.entry.id))
+    head.append("  status ", style="dim")
+    head.append_text(safe(goal.entry.status or "—"))
+    head.append(f"  {NOT_CHAINED}", style="dim")
+    parts: list[Text | str] = [head]
+    if goal.title:
+        parts.append(field_line("objective", _line(safe(goal.title)), WIDTH))
+    parts.append(field_line("runtime", safe(runtime_root or "— (none)"), WIDTH))
+    parts.append(field_line("state file", safe(goal.state_path), WIDTH))
+    for gate in goal.gates():
+        line = Text("NEEDS YOU ", style=theme_style("warning", "bold reverse", variables))
+        if gate.blocks_agent:
+            line.append("blocks ")
+            line.append_text(safe(gate.blocks_agent))
+            line.append(": ")
+        line.append_text(safe(gate.text))
+        parts.append(field_line("gate", _line(line), WIDTH))
+    todos = []
+    for role in ("user", "agent"):
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(goal.by_status(role).items()))
+        claimed = sum(1 for t in goal.state.todos if t.role == role and t.is_open and t.claimed_by)
+        todos.append(f"{role} {counts or 'none'}" + (f" ({claimed} claimed)" if claimed else ""))
+    parts.append(field_line("todos", "  ·  ".join(todos), WIDTH))
+    holders = Text()
+    for todo_id, agent in sorted(goal.holders().items()):
+        holders.append_text(safe(agent))
+        holders.append(" holds ", style="dim")
+        holders.append_text(safe(todo_id))
+        holders.append("  ")
+    for move in goal.handoffs():
+        holders.append_text(safe(move.todo_id))
+        holders.append(" moved ", style="dim")
+        holders.append_text(safe(f"{move.from_agent} → {move.to_agent}"))
+        holders.append("  ")
+    parts.append(field_line("handoffs", holders if holders.plain else Text("none"), WIDTH))
+    quota = goal.quota()
+    spent = quota.spent_slots if quota else None
+    allowed = quota.allowed_slots if quota else None
+    slots = (
+        "0 slots spent (no quota run yet)"
+        if quota is None
+        else f"{_num(spent)} of {_num(allowed)} slots spent"
+        + (f" ({quota.state})" if quota.state else "")
+    )
+    parts.append(field_line("quota", f"{slots}  ·  {len(goal.runs)} runs", WIDTH))
+    return join_lines(parts)
+
+
+def _line(text: Text, width: int = 64) -> Text:
+    """One line of at most `width` cells (an ellipsis says there is more)."""
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _num(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
+class TodoTable(FlexTable):
+    """Every todo: status, owner, claimed by, evidence, text."""
+
+    COLUMNS = (
+        ("mark", "", 3),
+        ("role", "Role", 5),
+        ("class", "Class", 16),
+        ("claimed", "Claimed by", 12),
+        ("evidence", "Evidence", 20),
+        ("text", "Todo", 0),
+    )
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.todos: list[Todo] = []
+
+    def show(self, todos: Sequence[Todo], variables: Mapping[str, str] | None = None) -> None:
+        if list(todos) == self.todos:
+            return
+        cursor = self.cursor_row
+        self.clear()
+        self.todos = list(todos)
+        for todo in self.todos:
+            mark = Text(MARKS.get(todo.status, "[?]"))
+            if todo.is_gate:
+                mark.stylize(theme_style("warning", "bold reverse", variables))
+            self.add_row(
+                mark,
+                Text(todo.role),
+                cell(safe(todo.task_class)),
+                cell(safe(todo.claimed_by)),
+                cell(safe(todo.evidence)),
+                cell(safe(todo.text)),
+            )
+        if self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+
+    @property
+    def selected(self) -> Todo | None:
+        if not self.row_count or not 0 <= self.cursor_row < len(self.todos):
+            return None
+        return self.todos[self.cursor_row]
+
+
+def todo_detail(goal: Goal, todo: Todo | None) -> Text:
+    """The selected todo: its metadata as loopx wrote it, lease and events."""
+    if todo is None:
+        return Text("no todos", style="dim")
+    head = Text(f"line {todo.line}  ", style="dim")
+    head.append_text(safe(todo.todo_id))
+    parts: list[Text | str] = [head]
+    lease = goal.leases.get(todo.todo_id)
+    if lease is not None:
+        held = "released" if not lease.active else f"held by {lease.owner}"
+        parts.append(field_line("lease", safe(f"{held} (version {lease.version})"), WIDTH))
+    events = [e.event_kind for e in goal.events if e.todo_id == todo.todo_id]
+    if events:
+        parts.append(field_line("events", safe(", ".join(events)), WIDTH))
+    meta = ", ".join(f"{k}={v}" for k, v in todo.meta.items() if k != "todo_id")
+    parts.append(field_line("metadata", safe(meta), WIDTH))
+    return join_lines(parts)
