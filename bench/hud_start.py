@@ -37,9 +37,7 @@ def main() -> None:
     print(f"bare Textual app, empty DataTable: first paint {statistics.median(bare):.2f} s")
     for missions in (10, 1000, 10000):
         root = workspace(missions, 20)
-        marks = [
-            timed(PtyHud.hud_argv(str(root)), "Status", "Benchmark mi") for _ in range(RUNS)
-        ]
+        marks = [timed(PtyHud.hud_argv(str(root)), "Status", "Benchmark mi") for _ in range(RUNS)]
         paint = statistics.median(m[0] for m in marks)
         rows = statistics.median(m[1] for m in marks)
         print(

@@ -19,6 +19,7 @@ from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
 from hud.app import HudApp
+from hud.replaying import REPLAY_READ
 from hud.screens.help import HelpScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.mission_views import LINES_READ
@@ -30,7 +31,7 @@ from themes import THEMES
 ROOT = Path("/tmp/hud-snapshot-main")
 NOW = T0 + timedelta(minutes=5)
 SIZES = [(80, 24), (160, 48)]
-TABS = ["intent", "plan", "execution", "evidence", "budget", "handoff"]
+TABS = ["intent", "plan", "execution", "evidence", "budget", "handoff", "replay", "review"]
 
 
 @pytest.fixture
@@ -49,7 +50,9 @@ def root() -> Iterator[Path]:
 
 
 def reading_logs(app: HudApp) -> bool:
-    return any(worker.group == LINES_READ and worker.is_running for worker in app.workers)
+    """Log lines or a replay frame are being read in a thread."""
+    reads = (LINES_READ, REPLAY_READ)
+    return any(worker.group in reads and worker.is_running for worker in app.workers)
 
 
 def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
