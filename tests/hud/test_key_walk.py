@@ -31,6 +31,7 @@ from hud.screens.edit import BudgetAdjustScreen, NewMissionScreen, TomlEditorScr
 from hud.screens.help import HelpScreen, KeyGroup, key_groups, key_rows
 from hud.screens.history import HistoryScreen
 from hud.screens.loopexec import LoopexecScreen
+from hud.screens.metrics import MetricsScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.problems import ProblemsScreen
 from tests.factory import mission, resume, three_missions
@@ -230,6 +231,7 @@ SCREENS = [
         now=LOOPEXEC_NOW,
     ),
     Screen("help", state_dir, pushed(HelpScreen, HudApp.action_help)),
+    Screen("metrics", state_dir, pushed(MetricsScreen, HudApp.action_metrics)),
 ]
 
 
@@ -585,6 +587,7 @@ CHECKS: dict[str, Check] = {
     # overview
     "overview.new": new_mission,
     "overview.create": confirms,
+    "overview.metrics": opens(MetricsScreen),
     # approvals
     "approvals.back": back,
     "approvals.all": toggles("everything"),
@@ -638,6 +641,11 @@ CHECKS: dict[str, Check] = {
     "loopexec.down": moves(True),
     "loopexec.up": moves(False),
     "help.close": closes_help,
+    # metrics
+    "metrics.back": back,
+    "metrics.window": toggles("window"),
+    "metrics.mission": toggles("mission_id"),
+    "metrics.mission_prev": toggles("mission_id"),
 }
 """Binding id (or action, for Textual's own keys) -> what pressing it must do."""
 
