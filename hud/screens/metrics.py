@@ -29,6 +29,8 @@ WINDOWS = (
     ("30d", timedelta(days=30)),
 )
 """The windows `w` steps through; 24h first, as `hud metrics`."""
+RECOUNT_SECONDS = 5.0
+"""Changes are counted in at most this often (a count walks every mission's ledger)."""
 EDITS_READ = "metrics-edits"
 """The worker group of the edit-time reads (tests wait for it to be idle)."""
 
@@ -53,6 +55,10 @@ class MetricsScreen(HudScreen):
         """The mission shown; None: the whole directory."""
         self.report: MetricsReport | None = None
         self._edits: dict[str, list[datetime]] | None = None
+        self._touched: set[str] | None = None
+        """Missions whose edit times to read again (None: all)."""
+        self._scheduled = False
+        """A read is to come or under way: changes meanwhile join it."""
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
@@ -61,20 +67,38 @@ class MetricsScreen(HudScreen):
         yield Footer()
 
     def workspace_changed(self, touched: set[str] | None) -> None:
+        """Count again, at most every RECOUNT_SECONDS; the edit times of the missions
+        touched (of all, at first) are read again first."""
         super().workspace_changed(touched)
         if not self.hud.adopted:
             return
-        root, missions = self.hud.root, sorted(self.hud.workspace.missions)
+        self._touched = (
+            None if touched is None or self._touched is None else self._touched | touched
+        )
+        if not self._scheduled:
+            self._scheduled = True
+            if self._edits is None:
+                self._read_edits()
+            else:
+                self.set_timer(RECOUNT_SECONDS, self._read_edits)
+
+    def _read_edits(self) -> None:
+        root, touched = self.hud.root, self._touched
+        missions = sorted(self.hud.workspace.missions if touched is None else touched)
+        self._touched = set()
 
         def read() -> None:
             edits = edit_times(root, missions)
             self.app.call_from_thread(self._edits_read, edits)
 
-        self.run_worker(read, thread=True, group=EDITS_READ, exclusive=True)
+        self.run_worker(read, thread=True, group=EDITS_READ)
 
     def _edits_read(self, edits: dict[str, list[datetime]]) -> None:
-        self._edits = edits
+        self._edits = {**(self._edits or {}), **edits}
         self.recount()
+        self._scheduled = self._touched is None or bool(self._touched)  # changed meanwhile
+        if self._scheduled:
+            self.set_timer(RECOUNT_SECONDS, self._read_edits)
 
     def recount(self) -> None:
         """Count the metrics over the window and show them."""

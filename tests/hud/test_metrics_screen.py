@@ -7,14 +7,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.command import CommandPalette
 from textual.widgets import Sparkline, Static
 
 from hud.app import HudApp
 from hud.commands.metrics import metric_rows
+from hud.screens import metrics as metrics_screen
 from hud.screens.metrics import MetricsScreen
 from store.metrics import directory_metrics
 from store.workspace import Workspace
+from tests.factory import resume
 from tests.hud.conftest import until
 from widgets.metrics import MetricsPanel
 
@@ -83,3 +86,20 @@ async def test_the_palette_opens_metrics(state_dir: Path, make_app: Callable[...
         await pilot.pause(0.3)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, MetricsScreen), SLOW)
+
+
+async def test_a_change_is_counted_in_within_the_recount_period(
+    state_dir: Path,
+    make_app: Callable[..., HudApp],
+    now: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(metrics_screen, "RECOUNT_SECONDS", 0.2)
+    app = make_app(state_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_metrics(pilot, app)
+        before = shown(screen)
+        resume(state_dir, "alpha").step("s1", "blocked", reason="needs a human")
+        expected = counted(state_dir, now, timedelta(hours=24))
+        assert expected != before
+        await until(pilot, lambda: shown(screen) == expected, SLOW)

@@ -47,6 +47,8 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         self.live = True
         """Following the newest event: the LIVE pin."""
         self.frame: Frame | None = None
+        self.read = False
+        """A frame (or the news that there is none) has come."""
         self._player: Timer | None = None
         self._shown: tuple[Text, ...] = ()
         self.bar = Static(id="replay-bar")
@@ -67,7 +69,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
 
     def show(self, frame: Frame | None, last_seq: int) -> None:
         """The frame of the wanted event (None: the log has no event yet)."""
-        self.frame, self.last_seq = frame, last_seq
+        self.frame, self.last_seq, self.read = frame, last_seq, True
         if frame is not None and (self.live or self.seq > last_seq):
             self.seq = frame.moment.seq
         self.rerender()
@@ -83,11 +85,12 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
             width=width,
             variables=variables,
         )
-        doc = (
-            frame_text(self.frame, variables)
-            if self.frame is not None
-            else Text("No events yet: nothing to replay.", style="dim")
-        )
+        if self.frame is not None:
+            doc = frame_text(self.frame, variables)
+        elif self.read:
+            doc = Text("No events yet: nothing to replay.", style="dim")
+        else:
+            doc = Text("Reading the events log…", style="dim")
         if (bar, doc) == self._shown:
             return
         self._shown = (bar, doc)
