@@ -58,6 +58,9 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         yield self.bar
         yield self.doc
 
+    def on_resize(self) -> None:
+        self.rerender()  # the timeline fits the width
+
     @property
     def wanted(self) -> int | None:
         """The event to read: None for the newest."""
