@@ -64,7 +64,7 @@ def review_rows(result: PlanReview, versions: Sequence[int], variables: Mapping[
         title.append(
             f"   {plural(len(versions), 'version')}: " + " ".join(f"v{v}" for v in versions)
         )
-    title.append("   " + (plural(failed, "answer") + " fail" if failed else "nothing fails"))
+    title.append(f"   {failed} failed" if failed else "   nothing failed")
     questions = [
         row
         for number, answer in enumerate(result.questions, start=1)
