@@ -27,7 +27,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
     """A timeline bar over the frame of the wanted event, changes marked."""
 
     DEFAULT_CSS = """
-    ReplayView { padding: 0 1; }
+    ReplayView { padding: 0 1; scrollbar-gutter: stable; }
     ReplayView > #replay-bar { dock: top; height: 1; background: $panel; }
     ReplayView > #replay-doc { height: auto; }
     """
@@ -59,7 +59,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         yield self.doc
 
     def on_resize(self) -> None:
-        self.rerender()  # the timeline fits the width
+        self.rerender()  # the timeline fits the width (the gutter is kept: it never moves)
 
     @property
     def wanted(self) -> int | None:
