@@ -396,6 +396,12 @@ class HudApp(SafeTitles, App[None]):
         self.theme = names[(current + 1) % len(names)]
         self.notify(f"theme: {self.theme}", timeout=2)
 
+    def action_metrics(self) -> None:
+        from hud.screens.metrics import MetricsScreen
+
+        if self._indexed() and not isinstance(self.screen, MetricsScreen):
+            self.push_screen(MetricsScreen())
+
     def action_approvals(self) -> None:
         from hud.screens.approvals import ApprovalsScreen
 

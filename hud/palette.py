@@ -22,6 +22,7 @@ class HudCommands(Provider):
         commands: list[tuple[str, Callable[[], object], str]] = [
             ("Show problems", app.action_problems, "every problem in the workspace"),
             ("Show approvals", app.action_approvals, "pending approval requests"),
+            ("Show metrics", app.action_metrics, "coordination metrics over a window"),
             ("Show help", app.action_help, "every key on this screen"),
             ("Next theme", app.action_next_theme, "dark, light, high contrast"),
         ]

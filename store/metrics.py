@@ -4,16 +4,18 @@ Counted from what the fold noted (`MissionState.ledger`: handoffs, step states, 
 calls, findings), the approval requests and decisions, and the human history of intent
 and constraints. docs/metrics.md defines each: what counts, from which records.
 `mission_metrics` is pure; `directory_metrics` also reads each mission's history files
-(IO: off the event loop). Results are plain data: numbers, ratios, spreads of seconds,
-and per metric a series of equal time buckets over the window (for sparklines).
+(IO: off the event loop) unless handed their edit times (`edit_times`, the IO part).
+Results are plain data: numbers, ratios, spreads of seconds, and per metric a series of
+equal time buckets over the window (for sparklines).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from store.derive import RequestStatus, request_binding, request_status, retries_exhausted
 from store.ledger import Mark
@@ -421,23 +423,37 @@ def _finish(tally: _Tally) -> Metrics:
 # ---- a directory --------------------------------------------------------------------------
 
 
+def edit_times(root: Path, mission_ids: Iterable[str]) -> dict[str, list[datetime]]:
+    """The times of the human edits of each mission's intent and constraints: reads its
+    history files (IO)."""
+    return {
+        mission_id: [
+            revision.at
+            for revision in revisions(root, mission_id)
+            if revision.action == "edited" and revision.at is not None
+        ]
+        for mission_id in mission_ids
+    }
+
+
 def directory_metrics(
-    workspace: Workspace, since: datetime, until: datetime | None = None, buckets: int = BUCKETS
+    workspace: Workspace,
+    since: datetime,
+    until: datetime | None = None,
+    buckets: int = BUCKETS,
+    edits: Mapping[str, list[datetime]] | None = None,
 ) -> MetricsReport:
     """Every mission's metrics over [since, until] (until: the workspace's clock) and
-    their sum. Reads each mission's history files (IO)."""
+    their sum. `edits` as `edit_times` reads them; read here (IO) when None."""
     end = until or workspace.clock()
     window = _Window(since, end, buckets)
     total = _Tally(buckets)
     missions: dict[str, Metrics] = {}
     partial: dict[str, datetime] = {}
+    if edits is None:
+        edits = edit_times(workspace.root, workspace.missions)
     for mission_id, mission in sorted(workspace.missions.items()):
-        edits = [
-            revision.at
-            for revision in revisions(workspace.root, mission_id)
-            if revision.action == "edited" and revision.at is not None
-        ]
-        tally = _tally(mission, window, edits)
+        tally = _tally(mission, window, edits.get(mission_id, ()))
         missions[mission_id] = _finish(tally)
         total.add(tally)
         journal = mission.ledger.journal

@@ -61,18 +61,21 @@ def render(report: MetricsReport) -> str:
         f"metrics from {report.since.isoformat(timespec='seconds')} "
         f"to {report.until.isoformat(timespec='seconds')}, {len(report.missions)} missions"
     ]
-    lines += [f"  {name:<24}{value}" for name, value in _rows(report.total)]
+    lines += [f"  {name:<24}{value}" for name, _, value in metric_rows(report.total)]
     for mission, since in sorted(report.partial.items()):
         lines.append(
             f"  ({printable(mission)}: counted from {since.isoformat()}, older marks dropped)"
         )
     for mission, metrics in report.missions.items():
         lines.append(printable(mission))
-        lines += [f"  {name:<24}{value}" for name, value in _rows(metrics) if value != "none"]
+        lines += [
+            f"  {name:<24}{value}" for name, _, value in metric_rows(metrics) if value != "none"
+        ]
     return "\n".join(lines)
 
 
-def _rows(metrics: Metrics) -> list[tuple[str, str]]:
+def metric_rows(metrics: Metrics) -> list[tuple[str, str, str]]:
+    """(name, its series in `metrics.series` or "" when none, value) for each metric."""
     tools = ", ".join(
         f"{printable(tool)} {ratio.count} of {ratio.of}"
         for tool, ratio in metrics.tools.items()
@@ -81,21 +84,20 @@ def _rows(metrics: Metrics) -> list[tuple[str, str]]:
     handoffs = _ratio(metrics.handoffs)
     if metrics.handoffs_open:
         handoffs += f"; {metrics.handoffs_open} open"
+    waiting = _seconds(metrics.waiting_seconds) if metrics.waiting_seconds else "none"
+    errors = _ratio(metrics.tool_errors, "calls") + (f": {tools}" if tools else "")
     return [
-        ("handoff success", handoffs),
-        ("state conflicts", _count(metrics.conflicts)),
-        ("stale-context failures", _count(metrics.stale_context)),
-        ("rework", _ratio(metrics.rework, "successes")),
-        ("tool errors", _ratio(metrics.tool_errors, "calls") + (f": {tools}" if tools else "")),
-        ("authorization rejected", _ratio(metrics.rejections, "requests")),
-        ("recovery time", _spread(metrics.recovery, "not recovered")),
-        ("human escalation", _ratio(metrics.escalation, "steps")),
-        ("approval latency", _spread(metrics.approval_latency)),
-        (
-            "waiting for a human",
-            _seconds(metrics.waiting_seconds) if metrics.waiting_seconds else "none",
-        ),
-        ("human edits", _count(metrics.human_edits)),
+        ("handoff success", "handoffs", handoffs),
+        ("state conflicts", "conflicts", _count(metrics.conflicts)),
+        ("stale-context failures", "stale_context", _count(metrics.stale_context)),
+        ("rework", "rework", _ratio(metrics.rework, "successes")),
+        ("tool errors", "tool_errors", errors),
+        ("authorization rejected", "rejections", _ratio(metrics.rejections, "requests")),
+        ("recovery time", "", _spread(metrics.recovery, "not recovered")),
+        ("human escalation", "escalations", _ratio(metrics.escalation, "steps")),
+        ("approval latency", "approval_latency", _spread(metrics.approval_latency)),
+        ("waiting for a human", "waiting_seconds", waiting),
+        ("human edits", "human_edits", _count(metrics.human_edits)),
     ]
 
 

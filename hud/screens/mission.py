@@ -1,4 +1,5 @@
-"""One mission: intent and constraints, plan, execution, evidence, budget, handoff."""
+"""One mission: intent and constraints, plan, execution, evidence, budget, handoff, a
+replay of its log and a review of its plan."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from hud import saving
 from hud.export import CitedEvidence, handoff_markdown
+from hud.replaying import ReplayFeed
 from hud.screens.base import HudScreen, writes
 from hud.screens.mission_views import TABS
 from store.layout import Kind
@@ -21,6 +23,7 @@ from store.records import Evidence
 from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.status import status_text
+from widgets.tabs.common import Reselected
 
 if TYPE_CHECKING:
     from hud.acts.session import Session
@@ -50,6 +53,7 @@ class MissionScreen(HudScreen):
         super().__init__()
         self.mission_id = mission_id
         self._first_tab = tab
+        self._replay_feed: ReplayFeed | None = None
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
@@ -59,6 +63,13 @@ class MissionScreen(HudScreen):
                 with TabPane(Content(f"{index} {tab.title}"), id=tab.id):
                     yield tab.widget()
         yield Footer()
+
+    @property
+    def replay_feed(self) -> ReplayFeed:
+        """The replay tab's reads of this mission (made when first wanted)."""
+        if self._replay_feed is None:
+            self._replay_feed = ReplayFeed(self.hud.root, self.mission_id)
+        return self._replay_feed
 
     @property
     def mission(self) -> MissionState | None:
@@ -83,6 +94,10 @@ class MissionScreen(HudScreen):
         for tab in TABS:
             if tab.id == active:
                 tab.update(self, mission)
+
+    def on_reselected(self, event: Reselected) -> None:
+        """A tab wants another event or version shown: feed it again."""
+        self.workspace_changed({self.mission_id})
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.workspace_changed({self.mission_id})

@@ -19,6 +19,7 @@ from store.derive import budget_use
 from store.load import LogReader, Window
 from store.mission import MissionState
 from store.records import Evidence
+from store.review import review
 from widgets.tabs.budget import BudgetView
 from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
 from widgets.tabs.evidence import EvidenceView
@@ -27,6 +28,8 @@ from widgets.tabs.execution import ExecutionView
 from widgets.tabs.handoff import HandoffView
 from widgets.tabs.intent import IntentView
 from widgets.tabs.plan import PlanVersion, PlanView
+from widgets.tabs.replay import ReplayView
+from widgets.tabs.review import ReviewView
 
 if TYPE_CHECKING:
     from hud.screens.mission import MissionScreen
@@ -263,6 +266,21 @@ def update_handoff(screen: MissionScreen, mission: MissionState) -> None:
     )
 
 
+def update_replay(screen: MissionScreen, mission: MissionState) -> None:
+    """The frame of the event the view wants, read in a thread (`hud.replaying`)."""
+    view = find(screen, ReplayView)
+    if view is not None:
+        screen.replay_feed.ask(screen, view.wanted, view.show)
+
+
+def update_review(screen: MissionScreen, mission: MissionState) -> None:
+    view = find(screen, ReviewView)
+    if view is None:
+        return
+    wanted = view.selected if view.selected in mission.plans else None
+    view.show(review(mission, wanted), list(mission.plans))
+
+
 TABS: list[Tab] = [
     Tab("intent", "Intent", IntentView, update_intent),
     Tab("plan", "Plan", PlanView, update_plan),
@@ -270,4 +288,6 @@ TABS: list[Tab] = [
     Tab("evidence", "Evidence", EvidenceView, update_evidence),
     Tab("budget", "Budget", BudgetView, update_budget),
     Tab("handoff", "Handoff", HandoffView, update_handoff),
+    Tab("replay", "Replay", ReplayView, update_replay),
+    Tab("review", "Review", ReviewView, update_review),
 ]

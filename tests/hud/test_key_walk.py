@@ -31,6 +31,7 @@ from hud.screens.edit import BudgetAdjustScreen, NewMissionScreen, TomlEditorScr
 from hud.screens.help import HelpScreen, KeyGroup, key_groups, key_rows
 from hud.screens.history import HistoryScreen
 from hud.screens.loopexec import LoopexecScreen
+from hud.screens.metrics import MetricsScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.problems import ProblemsScreen
 from tests.factory import mission, resume, three_missions
@@ -40,6 +41,8 @@ from widgets.filter import FilterField, Filtering
 from widgets.row_table import RowTable
 from widgets.tabs.execution import ExecutionView
 from widgets.tabs.plan import PlanView
+from widgets.tabs.replay import ReplayView
+from widgets.tabs.review import ReviewView
 
 # ---- the directories walked ----------------------------------------------------------------
 
@@ -178,9 +181,22 @@ def reset_mission(screen: Any, tab: str) -> None:
     for log in screen.query(ExecutionView):
         log.following, log.step_filter, log.type_filter = True, None, None
         log.refresh_rows()
+    for replay in screen.query(ReplayView):
+        replay.action_live()
+    for review in screen.query(ReviewView):
+        review.selected = None
 
 
-MISSION_TABS = ("intent", "plan", "execution", "evidence", "budget", "handoff")
+MISSION_TABS = (
+    "intent",
+    "plan",
+    "execution",
+    "evidence",
+    "budget",
+    "handoff",
+    "replay",
+    "review",
+)
 SMALL_TABS = ("intent", "plan", "progress", "handoff", "checks")
 
 SCREENS = [
@@ -215,6 +231,7 @@ SCREENS = [
         now=LOOPEXEC_NOW,
     ),
     Screen("help", state_dir, pushed(HelpScreen, HudApp.action_help)),
+    Screen("metrics", state_dir, pushed(MetricsScreen, HudApp.action_metrics)),
 ]
 
 
@@ -465,6 +482,46 @@ async def diff_base(walk: Walk) -> None:
     assert view.diffing and view.base_version == 1
 
 
+def replays(
+    seq: Callable[[ReplayView], int],
+    *,
+    live: bool = False,
+    start: Callable[[ReplayView], None] = lambda view: None,
+) -> Check:
+    """From the LIVE pin (or where `start` put it), the key shows event `seq(view)`."""
+
+    async def check(walk: Walk) -> None:
+        view = walk.home.query_one(ReplayView)
+        await until(walk.pilot, lambda: view.frame is not None and view.last_seq > 2)
+        start(view)
+        wanted = seq(view)
+        await walk.press()
+        await until(
+            walk.pilot,
+            lambda: (
+                view.live == live and view.frame is not None and view.frame.moment.seq == wanted
+            ),
+        )
+
+    return check
+
+
+def reviews(version: int, start: int | None = None) -> Check:
+    """The key shows the review of plan `version` (from plan `start`, else the latest)."""
+
+    async def check(walk: Walk) -> None:
+        view = walk.home.query_one(ReviewView)
+        if start is not None:
+            view.selected = start
+            walk.home.workspace_changed(None)
+        shown = lambda: view.result.plan_version if view.result else None  # noqa: E731
+        await until(walk.pilot, lambda: shown() == (start or 2))
+        await walk.press()
+        await until(walk.pilot, lambda: shown() == version)
+
+    return check
+
+
 async def clears_log_filters(walk: Walk) -> None:
     view = execution(walk)
     view.action_next_type()
@@ -530,6 +587,7 @@ CHECKS: dict[str, Check] = {
     # overview
     "overview.new": new_mission,
     "overview.create": confirms,
+    "overview.metrics": opens(MetricsScreen),
     # approvals
     "approvals.back": back,
     "approvals.all": toggles("everything"),
@@ -557,6 +615,13 @@ CHECKS: dict[str, Check] = {
     "execution.step": toggles("step_filter", execution),
     "execution.type": toggles("type_filter", execution),
     "execution.clear": clears_log_filters,
+    "replay.back": replays(lambda view: view.last_seq - 1),
+    "replay.forward": replays(lambda view: 2, start=ReplayView.action_first),
+    "replay.first": replays(lambda view: 1),
+    "replay.live": replays(lambda view: view.last_seq, live=True, start=ReplayView.action_first),
+    "replay.play": toggles("playing", lambda walk: walk.home.query_one(ReplayView)),
+    "review.version": reviews(1),
+    "review.version_newer": reviews(2, start=1),
     # history
     "history.back": back,
     "history.mark": marks,
@@ -576,6 +641,11 @@ CHECKS: dict[str, Check] = {
     "loopexec.down": moves(True),
     "loopexec.up": moves(False),
     "help.close": closes_help,
+    # metrics
+    "metrics.back": back,
+    "metrics.window": toggles("window"),
+    "metrics.mission": toggles("mission_id"),
+    "metrics.mission_prev": toggles("mission_id"),
 }
 """Binding id (or action, for Textual's own keys) -> what pressing it must do."""
 

@@ -1,4 +1,4 @@
-"""Pilot tests of the mission screen's six tabs over a state directory an agent wrote."""
+"""Pilot tests of the mission screen's tabs over a state directory an agent wrote."""
 
 from __future__ import annotations
 
@@ -238,8 +238,17 @@ async def test_idle_hud_redraws_nothing(
         assert isinstance(screen, MissionScreen)
         tabs = screen.query_one(TabbedContent)
         for key, expected in zip(
-            "123456",
-            ["Migrate", "v2 (latest)", "following", "chain intact", "deadline", "Copied"],
+            "12345678",
+            [
+                "Migrate",
+                "v2 (latest)",
+                "following",
+                "chain intact",
+                "deadline",
+                "Copied",
+                "● LIVE",
+                "Seven questions",
+            ],
             strict=True,
         ):
             await show_tab(pilot, app, key, expected)
@@ -255,7 +264,7 @@ async def test_idle_hud_redraws_nothing(
             assert [w for w in redrawn if w in inside] == [], key
 
 
-def test_tabs_are_the_six_in_order() -> None:
+def test_tabs_are_the_eight_in_order() -> None:
     from hud.screens.mission_views import TABS
 
     assert [(t.id, t.title) for t in TABS] == [
@@ -265,6 +274,8 @@ def test_tabs_are_the_six_in_order() -> None:
         ("evidence", "Evidence"),
         ("budget", "Budget"),
         ("handoff", "Handoff"),
+        ("replay", "Replay"),
+        ("review", "Review"),
     ]
 
 
@@ -296,8 +307,17 @@ async def test_theme_change_keeps_tabs_rendering(
     async with app.run_test(size=(80, 24)) as pilot:
         await open_alpha(pilot, app)
         for key, expected in zip(
-            "123456",
-            ["Migrate", "v2 (latest)", "following", "chain intact", "deadline", "Copied"],
+            "12345678",
+            [
+                "Migrate",
+                "v2 (latest)",
+                "following",
+                "chain intact",
+                "deadline",
+                "Copied",
+                "● LIVE",
+                "Seven questions",
+            ],
             strict=True,
         ):
             await show_tab(pilot, app, key, expected)

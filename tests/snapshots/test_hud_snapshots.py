@@ -1,4 +1,4 @@
-"""Snapshots of the key screens: overview, each mission tab, problems and help, in every
+"""Snapshots of the key screens: overview, each mission tab, problems, help and metrics, in every
 theme, at 80x24 (reviewers over SSH) and 160x48.
 
 Deterministic: a fixed clock and state directory path, no watcher, TZ and colours
@@ -19,6 +19,7 @@ from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
 from hud.app import HudApp
+from hud.replaying import REPLAY_READ
 from hud.screens.help import HelpScreen
 from hud.screens.mission import MissionScreen
 from hud.screens.mission_views import LINES_READ
@@ -30,7 +31,7 @@ from themes import THEMES
 ROOT = Path("/tmp/hud-snapshot-main")
 NOW = T0 + timedelta(minutes=5)
 SIZES = [(80, 24), (160, 48)]
-TABS = ["intent", "plan", "execution", "evidence", "budget", "handoff"]
+TABS = ["intent", "plan", "execution", "evidence", "budget", "handoff", "replay", "review"]
 
 
 @pytest.fixture
@@ -49,11 +50,13 @@ def root() -> Iterator[Path]:
 
 
 def reading_logs(app: HudApp) -> bool:
-    return any(worker.group == LINES_READ and worker.is_running for worker in app.workers)
+    """Log lines or a replay frame are being read in a thread."""
+    reads = (LINES_READ, REPLAY_READ)
+    return any(worker.group in reads and worker.is_running for worker in app.workers)
 
 
 def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
-    """Wait for the scan, then open `target`: overview, a tab id, problems or help."""
+    """Wait for the scan, then open `target`: overview, a tab id, problems, help or metrics."""
 
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
@@ -71,6 +74,9 @@ def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         elif target == "problems":
             await pilot.press("exclamation_mark")
             await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        elif target == "metrics":
+            await pilot.press("M")
+            await until(pilot, lambda: getattr(app.screen, "report", None) is not None)
         elif target == "help":
             await pilot.press("question_mark")
             await until(pilot, lambda: isinstance(app.screen, HelpScreen))
@@ -83,7 +89,7 @@ def opening(target: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("theme", list(THEMES))
-@pytest.mark.parametrize("target", ["overview", *TABS, "problems", "help"])
+@pytest.mark.parametrize("target", ["overview", *TABS, "problems", "help", "metrics"])
 def test_screen(
     snap_compare: Any, root: Path, target: str, theme: str, size: tuple[int, int]
 ) -> None:

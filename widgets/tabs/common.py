@@ -15,6 +15,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets.data_table import RowKey
 
@@ -139,6 +140,11 @@ def cell(text: Text) -> Text:
 # ---- widgets -------------------------------------------------------------------------------
 
 
+class Reselected(Message):
+    """A tab's widget changed what it wants shown (an event, a plan version): the mission
+    screen feeds it again."""
+
+
 class FocusOnShow:
     """A tab's widget takes the focus when its tab is shown, so its keys work at once."""
 
@@ -149,7 +155,7 @@ class FocusOnShow:
     def on_show(self, event: events.Show) -> None:
         assert isinstance(self, Widget)
         target = self.focus_target()
-        if self.screen.focused is not target:
+        if self.is_shown() and self.screen.focused is not target:  # a Show can come late
             target.focus()
 
     def is_shown(self) -> bool:

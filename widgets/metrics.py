@@ -1,0 +1,76 @@
+"""Coordination metrics as rows: the metric's name, a sparkline of it over the window, and
+its value (`hud metrics` words it the same way). Renders what it is given; reads nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Sparkline, Static
+
+from widgets.safe_text import safe
+from widgets.tabs.common import DocumentScroll
+
+
+class MetricLine(NamedTuple):
+    name: str
+    series: tuple[float, ...]
+    """One value per time bucket, oldest first; empty: the metric has no series."""
+    value: str
+
+
+class MetricRow(Horizontal):
+    DEFAULT_CSS = """
+    MetricRow { height: 1; }
+    MetricRow > .metric-name { width: 24; }
+    MetricRow > Sparkline { width: 26; margin-right: 2; }
+    MetricRow > .metric-value { width: 1fr; }
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.label = Static(Text(name), classes="metric-name")
+        self.spark = Sparkline([], summary_function=max)
+        self.value = Static(classes="metric-value")
+
+    def compose(self) -> ComposeResult:
+        yield self.label
+        yield self.spark
+        yield self.value
+
+    def show(self, line: MetricLine) -> None:
+        self.spark.data = list(line.series)
+        self.spark.visible = bool(line.series)
+        value = safe(line.value)
+        if line.value == "none":
+            value.stylize("dim")
+        self.value.update(value)
+
+
+class MetricsPanel(DocumentScroll):
+    """One row per metric, in the order first shown."""
+
+    DEFAULT_CSS = "MetricsPanel { padding: 0 1; height: 1fr; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: dict[str, MetricRow] = {}
+        self.shown: tuple[MetricLine, ...] = ()
+
+    def show(self, lines: Sequence[MetricLine]) -> None:
+        self.shown = tuple(lines)
+        for line in lines:
+            row = self.rows.get(line.name)
+            if row is None:
+                row = self.rows[line.name] = MetricRow(line.name)
+                self.mount(row)
+            row.show(line)
+
+    @property
+    def shown_text(self) -> str:
+        """Each row as `name  value` (for tests)."""
+        return "\n".join(f"{line.name}  {line.value}" for line in self.shown)

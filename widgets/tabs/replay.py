@@ -1,0 +1,150 @@
+"""Replay: the mission as it was at one event of its log, stepped through by key.
+
+The widget keeps which event is wanted (`seq`, or the newest while `live`) and posts
+`Reselected` when that changes; the mission screen reads the frame off the event loop
+and hands it to `show`. Nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.timer import Timer
+from textual.widgets import Static
+
+from store.replay import Frame
+from widgets.tabs.common import DocumentScroll, FocusOnShow, Reselected, ThemeAware
+from widgets.tabs.replay_text import frame_text, timeline_text
+
+PLAY_SECONDS = 0.5
+"""How long `p` shows each event before it steps to the next."""
+
+
+class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
+    """A timeline bar over the frame of the wanted event, changes marked."""
+
+    DEFAULT_CSS = """
+    ReplayView { padding: 0 1; scrollbar-gutter: stable; }
+    ReplayView > #replay-bar { dock: top; height: 1; background: $panel; }
+    ReplayView > #replay-doc { height: auto; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left_square_bracket", "step(-1)", "Event back", id="replay.back"),
+        Binding("right_square_bracket", "step(1)", "Event forward", id="replay.forward"),
+        Binding("home", "first", "First event", show=False, id="replay.first"),
+        Binding("end,l", "live", "Live", id="replay.live"),
+        Binding("p", "play", "Play/pause", id="replay.play"),
+    ]
+
+    def __init__(self, *, id: str | None = "replay-view") -> None:
+        super().__init__(id=id)
+        self.seq = 0
+        """The event wanted (the newest while `live`)."""
+        self.last_seq = 0
+        self.live = True
+        """Following the newest event: the LIVE pin."""
+        self.frame: Frame | None = None
+        self.read = False
+        """A frame (or the news that there is none) has come."""
+        self._player: Timer | None = None
+        self._shown: tuple[Text, ...] = ()
+        self.bar = Static(id="replay-bar")
+        self.doc = Static(id="replay-doc")
+
+    def compose(self) -> ComposeResult:
+        yield self.bar
+        yield self.doc
+
+    def on_resize(self) -> None:
+        self.rerender()  # the timeline fits the width (the gutter is kept: it never moves)
+
+    @property
+    def wanted(self) -> int | None:
+        """The event to read: None for the newest."""
+        return None if self.live else self.seq
+
+    @property
+    def playing(self) -> bool:
+        return self._player is not None
+
+    def show(self, frame: Frame | None, last_seq: int) -> None:
+        """The frame of the wanted event (None: the log has no event yet)."""
+        self.frame, self.last_seq, self.read = frame, last_seq, True
+        if frame is not None and (self.live or self.seq > last_seq):
+            self.seq = frame.moment.seq
+        self.rerender()
+
+    def rerender(self) -> None:
+        width = max(20, (self.scrollable_content_region.width or 78) - 1)
+        variables = self.variables
+        bar = timeline_text(
+            self.seq,
+            self.last_seq,
+            live=self.live,
+            playing=self.playing,
+            width=width,
+            variables=variables,
+        )
+        if self.frame is not None:
+            doc = frame_text(self.frame, variables)
+        elif self.read:
+            doc = Text("No events yet: nothing to replay.", style="dim")
+        else:
+            doc = Text("Reading the events log…", style="dim")
+        if (bar, doc) == self._shown:
+            return
+        self._shown = (bar, doc)
+        self.bar.update(bar)
+        self.doc.update(doc)
+
+    @property
+    def shown_text(self) -> str:
+        """The bar and the frame as plain text (for tests)."""
+        return "\n".join(text.plain for text in self._shown)
+
+    # ---- keys -----------------------------------------------------------------------------
+
+    def _go(self, seq: int, *, live: bool = False) -> None:
+        self.seq = max(1, min(seq, self.last_seq)) if self.last_seq else 0
+        self.live = live
+        self.rerender()
+        self.post_message(Reselected())
+
+    def action_step(self, step: int) -> None:
+        self._go(self.seq + step)
+
+    def action_first(self) -> None:
+        self._go(1)
+
+    def action_live(self) -> None:
+        """Snap to the newest event and follow it."""
+        self._stop()
+        self._go(self.last_seq, live=True)
+
+    def action_play(self) -> None:
+        """Step forward every PLAY_SECONDS (from the first event when at the newest);
+        again: pause."""
+        if self._stop():
+            self.rerender()
+            return
+        if self.live or self.seq >= self.last_seq:
+            self._go(1)
+        self._player = self.set_interval(PLAY_SECONDS, self._tick)
+        self.rerender()
+
+    def _tick(self) -> None:
+        if self.seq >= self.last_seq:
+            self.action_live()
+        else:
+            self.action_step(1)
+
+    def _stop(self) -> bool:
+        """Stop playing; False when it was not."""
+        if self._player is None:
+            return False
+        self._player.stop()
+        self._player = None
+        return True

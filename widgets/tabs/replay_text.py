@@ -1,0 +1,134 @@
+"""The text of a replay frame: the mission as of one event, what changed marked.
+
+Pure: renders a `store.replay.Frame` (plain data); agent-written text goes through `safe`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from rich.text import Text
+
+from store.replay import Change, Frame, Moment
+from widgets.safe_text import safe
+from widgets.status import status_text, theme_style
+from widgets.tabs.budget import amount
+from widgets.tabs.common import heading, join_lines, moment
+
+CHANGED = "◆ "
+"""The mark of a line that changed since the event before."""
+UNCHANGED = "  "
+Marker = Callable[[tuple[str, str], Text], Text]
+"""Marks a line whose (what, key) changed."""
+
+
+def timeline_text(
+    seq: int, last: int, *, live: bool, playing: bool, width: int, variables: Mapping[str, str]
+) -> Text:
+    """`seq 12 of 40  ━━━━●─────  ● LIVE` (or `▶ playing`, `⏸ paused`), fitted to `width`."""
+    text = Text(f"seq {seq} of {last}  ", style="bold")
+    if live:
+        state = Text("● LIVE", style=theme_style("success", "bold", variables))
+    elif playing:
+        state = Text("▶ playing", style=theme_style("accent", "bold", variables))
+    else:
+        state = Text("⏸ paused", style="dim")
+    cells = max(0, width - text.cell_len - state.cell_len - 2)
+    if cells >= 5 and last > 0:
+        at = min(cells - 1, round((seq - 1) / max(1, last - 1) * (cells - 1)))
+        text.append("━" * at, style=theme_style("accent", "", variables))
+        text.append("●", style="bold")
+        text.append("─" * (cells - 1 - at), style="dim")
+        text.append("  ")
+    return text.append_text(state)
+
+
+def frame_text(frame: Frame, variables: Mapping[str, str]) -> Text:
+    """The moment's event, status, plan, steps, budget, requests and evidence, each line
+    that changed since the event before marked; then the list of changes."""
+    now, changed = frame.moment, _changed(frame.changes)
+    mark = theme_style("warning", "bold", variables)
+
+    def line(key: tuple[str, str], body: Text) -> Text:
+        if key not in changed:
+            return Text(UNCHANGED).append_text(body)
+        body.stylize("bold")
+        return Text(CHANGED, style=mark).append_text(body)
+
+    event = Text("event ", style="dim").append_text(safe(now.event or "—"))
+    if now.actor:
+        event.append(" by ", style="dim").append_text(safe(now.actor))
+    parts = [
+        Text(moment(now.at), style="dim"),
+        line(("", ""), event),
+        line(("status", ""), Text("status ", style="dim").append_text(status_text(now.status))),
+        line(("plan", ""), Text("plan ", style="dim").append(_version(now.plan_version))),
+    ]
+    parts += _steps(now, line, variables)
+    parts += _budget(now, line)
+    parts += _requests(now, line, variables)
+    parts += _evidence(now, line)
+    if now.halt is not None:
+        parts.append(line(("halt", ""), Text("halted: ", style="bold").append_text(safe(now.halt))))
+    parts += [Text(), heading(f"Changed since seq {frame.previous.seq}")]
+    parts += [_change(change) for change in frame.changes] or [Text("  nothing", style="dim")]
+    return join_lines(parts)
+
+
+def _changed(found: tuple[Change, ...]) -> set[tuple[str, str]]:
+    return {(change.what, change.key) for change in found}
+
+
+def _version(version: int | None) -> str:
+    return f"v{version}" if version is not None else "none yet"
+
+
+def _steps(now: Moment, line: Marker, variables: Mapping[str, str]) -> list[Text]:
+    parts = [Text(), heading("Steps")] if now.steps else []
+    for step in now.steps:
+        body = safe(step.id).append("  ")
+        body.append_text(status_text(step.state or "pending", variables))
+        if step.title:
+            body.append("  ").append_text(safe(step.title))
+        if step.reason:
+            body.append(": ", style="dim").append_text(safe(step.reason))
+        parts.append(line(("step", step.id), body))
+    return parts
+
+
+def _budget(now: Moment, line: Marker) -> list[Text]:
+    parts = [Text(), heading("Budget used")] if now.budget else []
+    for limit in now.budget:
+        body = Text(f"{limit.name:<7}{amount(limit.name, limit.used)} of ")
+        body.append(amount(limit.name, limit.limit))
+        parts.append(line(("budget", limit.name), body))
+    return parts
+
+
+def _requests(now: Moment, line: Marker, variables: Mapping[str, str]) -> list[Text]:
+    pending = sum(request.status == "pending" for request in now.requests)
+    title = f"Requests: {pending} pending, {len(now.requests) - pending} decided or closed"
+    parts = [Text(), heading(title)] if now.requests else []
+    for request in now.requests:
+        body = safe(request.id).append("  ")
+        body.append_text(status_text(request.status, variables)).append("  ")
+        body.append_text(safe(request.step)).append(" ").append_text(safe(request.tool))
+        parts.append(line(("request", request.id), body))
+    return parts
+
+
+def _evidence(now: Moment, line: Marker) -> list[Text]:
+    parts = [Text(), heading(f"Evidence so far: {now.evidence_lines} lines")]
+    for item in now.evidence:
+        body = safe(item.id).append(f"  {item.verdict}  ").append_text(safe(item.step))
+        parts.append(line(("evidence", item.id), body))
+    return parts
+
+
+def _change(change: Change) -> Text:
+    text = Text(f"  {change.what} ")
+    if change.key:
+        text.append_text(safe(change.key)).append(" ")
+    text.append_text(safe(change.before) if change.before else Text("—", style="dim"))
+    text.append(" → ")
+    return text.append_text(safe(change.after) if change.after else Text("—", style="dim"))
