@@ -40,6 +40,8 @@ TICK_ROUND = 15
 """Time alone changes a mission (stale, an expiry, "5m ago"): each tick re-derives every
 15th mission, so each is fresh within 15 s and no tick stalls the screen for all of them."""
 SCAN_CHUNK = 200
+FIRST_CHUNK = 50
+"""The scan's first chunk is about a screenful: the first rows show sooner."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
@@ -181,7 +183,8 @@ class HudApp(SafeTitles, App[None]):
 
     @work(thread=True, exclusive=True, group="scan")
     def scan(self) -> None:
-        """Index the directory off the event loop, SCAN_CHUNK missions at a time.
+        """Index the directory off the event loop, SCAN_CHUNK missions at a time (the
+        first chunk FIRST_CHUNK).
 
         Each chunk is built in a Workspace of its own and handed to the event loop,
         which absorbs it: rows appear while a large directory is still being read,
@@ -206,11 +209,10 @@ class HudApp(SafeTitles, App[None]):
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._absorb_paths, rest)
         ids = sorted(missions)
-        for start in range(0, len(ids), SCAN_CHUNK):
+        starts = [0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK)]
+        for start, end in zip(starts, [*starts[1:], len(ids)], strict=True):
             part = Workspace(workspace.root, workspace.clock)
-            part.apply(
-                path for mission in ids[start : start + SCAN_CHUNK] for path in missions[mission]
-            )
+            part.apply(path for mission in ids[start:end] for path in missions[mission])
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
 
