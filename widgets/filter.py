@@ -9,100 +9,20 @@ handed on), the field takes the focus at once, and it is a `TypedInput`.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Callable
 from typing import Any, cast
 
-from textual import events
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
 from textual.widget import Widget
-from textual.widgets import Input, TextArea
+from textual.widgets import Input
+
+from widgets.typed import TypedInput
 
 
 def matches(needle: str, *fields: str | None) -> bool:
     """Whether every word of `needle` is in one of `fields` (case-insensitive)."""
     haystack = " ".join(field for field in fields if field).lower()
     return all(word in haystack for word in needle.lower().split())
-
-
-class KeysInOrder:
-    """A text field on which every key acts in the order typed.
-
-    Textual runs a key's bindings once the key has bubbled back up to the app, while a
-    text field inserts a character as soon as it reaches it: in a burst (a fast typist
-    over ssh, a paste, `tmux send-keys`) `abc ctrl+u def` would clear `def` as well,
-    `down end text` would type the text before the cursor moves, and `title tab text`
-    would type both into the first field. Here a key that the field does not type runs
-    its binding (the field's own, else its screen's or the app's) as it reaches the field,
-    and keys that reach it once the focus has moved on go on to the focused widget.
-
-    A plain mixin, put first: Textual takes CSS from the first DOMNode base only.
-    """
-
-    def types_itself(self, event: events.Key) -> bool:
-        """Whether the field handles `event` without a binding (printable characters)."""
-        return event.is_printable
-
-    async def on_key(self, event: events.Key) -> None:
-        field = cast(Widget, self)
-        focused = field.screen.focused
-        if focused is not None and focused is not field:
-            # a key before this one moved the focus on (tab): the keys sent behind it were
-            # handed to this field already, and belong to the field focused now
-            event.stop()
-            event.prevent_default()
-            focused.post_message(events.Key(event.key, event.character))
-            return
-        active = field.screen.active_bindings.get(event.key)
-        if active is None or not active.enabled:
-            return
-        if active.node is field or not self.types_itself(event):
-            event.stop()
-            event.prevent_default()
-            await field.app.run_action(active.binding.action, active.node)
-
-
-def after_typed(node: Widget, callback: Callable[[], object]) -> None:
-    """Run `callback` once the text fields of `node`'s screen have handled the keys typed
-    before now.
-
-    A priority binding (ctrl+s in an editor) runs as its key reaches the app, while the
-    keys typed before it may still wait at a field, or be on their way from one field to
-    the next (`KeysInOrder`): acting at once would drop them.
-    """
-    screen = node.screen
-
-    async def when_typed() -> None:
-        for _ in range(2):  # keys handed on from field to field settle within two rounds
-            for field in screen.query("*"):
-                if isinstance(field, KeysInOrder):
-                    await _round_trip(field)
-        callback()
-
-    node.run_worker(when_typed(), group="typed")
-
-
-async def _round_trip(widget: Widget) -> None:
-    """Wait until `widget` has handled the messages it holds now (at most a second)."""
-    done = asyncio.Event()
-    if widget.call_later(done.set):
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done.wait(), timeout=1.0)
-
-
-class TypedInput(KeysInOrder, Input):
-    """An Input whose keys act in the order typed."""
-
-
-class TypedTextArea(KeysInOrder, TextArea):
-    """A TextArea whose keys act in the order typed (enter, and tab when it indents,
-    are its own)."""
-
-    def types_itself(self, event: events.Key) -> bool:
-        own = {"enter", "tab"} if self.tab_behavior == "indent" else {"enter"}
-        return event.is_printable or event.key in own
 
 
 class FilterField(TypedInput):

@@ -17,9 +17,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from widgets.filter import TypedInput
 from widgets.keys import KeyHint
 from widgets.safe_text import safe
+from widgets.typed import TypedInput
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}

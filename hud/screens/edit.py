@@ -27,9 +27,9 @@ from hud.acts.missions import NewMission, create_mission, mission_taken, unique_
 from hud.acts.session import Conflict, HumanWriteError, Invalid
 from store.revisions import unified_diff
 from widgets.diff_view import diff_text
-from widgets.filter import TypedInput, TypedTextArea, after_typed
 from widgets.keys import KeyHint, key_of
 from widgets.safe_text import safe
+from widgets.typed import TypedInput, TypedTextArea, after_typed
 
 if TYPE_CHECKING:
     from hud.app import HudApp
