@@ -16,6 +16,8 @@ changes the index.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,8 +84,11 @@ class Live:
             first = False
             self._rewatch.clear()
             self._set_health(None)
+            identity = await asyncio.to_thread(_identity, self.root)
+            stop = asyncio.Event()
+            guard = asyncio.create_task(self._guard(stop, identity))
             try:
-                async for batch in watch_batches(self.root, self._rewatch, self.also):
+                async for batch in watch_batches(self.root, stop, self.also):
                     self.queue(batch)
                     if not self.root.is_dir():
                         break
@@ -91,11 +96,25 @@ class Live:
                 self._set_health(f"watcher stopped ({type(exc).__name__}); restarting")
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
+            finally:
+                stop.set()
+                guard.cancel()
             if self._rewatch.is_set():
                 continue  # other folders to watch: no rescan, no pause
+            if await asyncio.to_thread(_identity, self.root) != identity:
+                continue  # moved away, or another folder in its place: see what is there
             if self.root.is_dir():
                 self._set_health("watcher stopped; restarting")
                 await asyncio.sleep(RETRY_SECONDS)
+
+    async def _guard(self, stop: asyncio.Event, identity: tuple[int, int] | None) -> None:
+        """End the watch (set `stop`) when other folders are to be watched, or when the
+        root is no longer the folder watched: moving it away sends the watcher nothing."""
+        while not stop.is_set():
+            if self._rewatch.is_set() or await asyncio.to_thread(_identity, self.root) != identity:
+                stop.set()
+                return
+            await asyncio.sleep(RETRY_SECONDS)
 
     async def fold(self, workspace: Callable[[], Workspace]) -> None:
         """Bring the workspace up to date with the queue, one read-ahead step at a time."""
@@ -124,3 +143,12 @@ class Live:
             found = await asyncio.to_thread(scrub, self.root, targets(index.readers()))
             if index is workspace():
                 self.queue(index.take_scrub(found))
+
+
+def _identity(root: Path) -> tuple[int, int] | None:
+    """(device, inode) of the folder at `root`, or None when there is none."""
+    try:
+        info = os.stat(root)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None

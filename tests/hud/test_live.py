@@ -41,6 +41,25 @@ async def test_the_directory_gone_and_back(tmp_path: Path, make_app: Callable[..
         await until(pilot, lambda: "● live" in header_text(app))
 
 
+async def test_the_directory_moved_away_and_another_in_its_place(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """A move sends the watcher nothing: the HUD sees it all the same, and reads the
+    folder that takes the name afterwards."""
+    root = tmp_path / "state"
+    three_missions(root)
+    app = make_app(root)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and "● live" in header_text(app))
+        root.rename(tmp_path / "moved")
+        await until(pilot, lambda: "state/ is gone" in header_text(app))
+        other = tmp_path / "other"
+        mission(other, "delta").step("s1", "running")
+        other.rename(root)
+        await until(pilot, lambda: set(app.summaries) == {"delta"}, timeout=10)
+        await until(pilot, lambda: "● live" in header_text(app))
+
+
 async def test_an_in_place_edit_is_a_problem_while_the_hud_runs(
     tmp_path: Path, make_app: Callable[..., HudApp]
 ) -> None:
