@@ -16,6 +16,7 @@ changes the index.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -110,11 +111,12 @@ class Live:
     async def _guard(self, stop: asyncio.Event, identity: tuple[int, int] | None) -> None:
         """End the watch (set `stop`) when other folders are to be watched, or when the
         root is no longer the folder watched: moving it away sends the watcher nothing."""
-        while not stop.is_set():
-            if self._rewatch.is_set() or await asyncio.to_thread(_identity, self.root) != identity:
-                stop.set()
-                return
-            await asyncio.sleep(RETRY_SECONDS)
+        while not self._rewatch.is_set():
+            if await asyncio.to_thread(_identity, self.root) != identity:
+                break
+            with contextlib.suppress(TimeoutError):  # at once when asked to rewatch
+                await asyncio.wait_for(self._rewatch.wait(), RETRY_SECONDS)
+        stop.set()
 
     async def fold(self, workspace: Callable[[], Workspace]) -> None:
         """Bring the workspace up to date with the queue, one read-ahead step at a time."""
