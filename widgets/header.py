@@ -36,6 +36,7 @@ class HudHeader(Static):
         *,
         directory: str,
         counts: Counter[str],
+        followed: tuple[str, ...] = (),
         problems: int,
         pending: int,
         watch: str | None,
@@ -51,6 +52,7 @@ class HudHeader(Static):
         self._last = {
             "directory": directory,
             "counts": counts,
+            "followed": followed,
             "problems": problems,
             "pending": pending,
             "watch": watch,
@@ -78,11 +80,8 @@ class HudHeader(Static):
             text.append(f"  ⚠ {plural(problems, 'problem')}", style="bold")
         room = max(0, (self.size.width or 80) - 2 - text.cell_len - 2)
         if room >= 8:
-            place = safe(directory)
-            if place.cell_len > room:
-                place = Text("…") + place[place.cell_len - room + 1 :]
             text.append("  ")
-            text.append_text(place)
+            text.append_text(places(directory, followed, room))
         if text != self._shown:
             self._shown = text
             self.update(text)
@@ -94,4 +93,20 @@ def watch_text(watch: str | None) -> Text:
         return Text("● live", style="bold")
     shown = safe(f"○ {watch}")
     shown.stylize("dim")
+    return shown
+
+
+def places(directory: str, followed: tuple[str, ...], room: int) -> Text:
+    """`directory + followed…` in `room` cells, each cut from the left (`…/state`) to an
+    equal share when they do not fit."""
+    parts = [safe(directory), *(safe(folder) for folder in followed)]
+    joint = " + "
+    share = max(4, (room - len(joint) * (len(parts) - 1)) // len(parts))
+    shown = Text()
+    for index, part in enumerate(parts):
+        if index:
+            shown.append(joint, style="dim")
+        if part.cell_len > share and shown.cell_len + part.cell_len > room:
+            part = Text("…") + part[part.cell_len - share + 1 :]
+        shown.append_text(part)
     return shown

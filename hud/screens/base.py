@@ -83,6 +83,9 @@ class HudScreen(SafeTitles, Screen[None]):
             loose = len(workspace.loose_problems())
         headers.first().show(
             directory=home_relative(self.hud.root),
+            followed=tuple(home_relative(p) for p in workspace.watch_paths().values())
+            if workspace is not None
+            else (),
             counts=Counter({status.value: found[status] for status in MissionStatus}),
             problems=sum(s.problems for s in summaries) + loose,
             pending=sum(s.pending for s in summaries),

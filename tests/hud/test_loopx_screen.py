@@ -12,6 +12,7 @@ from hud.app import HudApp
 from hud.screens.loopx import LoopxScreen
 from tests.hud.conftest import until
 from tests.loopx_support import LOOPX_NOW, place_loopx
+from widgets.header import HudHeader
 from widgets.loopx import TodoTable
 from widgets.mission_table import MissionTable
 
@@ -30,6 +31,8 @@ async def test_a_goal_row_and_its_screen_follow_the_runtime_root(tmp_path: Path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: list(app.screen.query_one(MissionTable).order) == [GOAL])
         assert app.summaries[GOAL].status.value == "needs_you"
+        header = str(app.screen.query_one(HudHeader).render()).rstrip()
+        assert " + " in header and header.endswith("/runtime")  # the root followed, shown
         app.open_mission(GOAL)
         await until(pilot, lambda: "loopx goal" in summary(app))
         text = summary(app)
