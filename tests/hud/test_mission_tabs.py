@@ -44,6 +44,19 @@ deny = ["rm"]
 """
 
 
+TAB_TEXTS = [
+    "Migrate",
+    "v2 (latest)",
+    "following",
+    "chain intact",
+    "deadline",
+    "Copied",
+    "● LIVE",
+    "Seven questions",
+]
+"""What each tab (keys 1 to 8) shows of mission alpha."""
+
+
 def build(root: Path) -> AgentWriter:
     """Mission `alpha`: intent, constraints, plan v1 and v2, events, evidence, handoff."""
     human = Mission(root, "alpha")
@@ -239,16 +252,7 @@ async def test_idle_hud_redraws_nothing(
         tabs = screen.query_one(TabbedContent)
         for key, expected in zip(
             "12345678",
-            [
-                "Migrate",
-                "v2 (latest)",
-                "following",
-                "chain intact",
-                "deadline",
-                "Copied",
-                "● LIVE",
-                "Seven questions",
-            ],
+            TAB_TEXTS,
             strict=True,
         ):
             await show_tab(pilot, app, key, expected)
@@ -308,16 +312,7 @@ async def test_theme_change_keeps_tabs_rendering(
         await open_alpha(pilot, app)
         for key, expected in zip(
             "12345678",
-            [
-                "Migrate",
-                "v2 (latest)",
-                "following",
-                "chain intact",
-                "deadline",
-                "Copied",
-                "● LIVE",
-                "Seven questions",
-            ],
+            TAB_TEXTS,
             strict=True,
         ):
             await show_tab(pilot, app, key, expected)
