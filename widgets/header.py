@@ -101,12 +101,14 @@ def places(directory: str, followed: tuple[str, ...], room: int) -> Text:
     equal share when they do not fit."""
     parts = [safe(directory), *(safe(folder) for folder in followed)]
     joint = " + "
-    share = max(4, (room - len(joint) * (len(parts) - 1)) // len(parts))
-    shown = Text()
-    for index, part in enumerate(parts):
-        if index:
-            shown.append(joint, style="dim")
-        if part.cell_len > share and shown.cell_len + part.cell_len > room:
-            part = Text("…") + part[part.cell_len - share + 1 :]
-        shown.append_text(part)
+    free = room - len(joint) * (len(parts) - 1)
+    if sum(part.cell_len for part in parts) > free:
+        share = max(4, free // len(parts))
+        parts = [
+            Text("…") + part[part.cell_len - share + 1 :] if part.cell_len > share else part
+            for part in parts
+        ]
+    shown = parts[0]
+    for part in parts[1:]:
+        shown = shown + Text(joint, style="dim") + part
     return shown
