@@ -1,5 +1,6 @@
 """Metrics (`M` on the overview, or the palette): coordination metrics over a window, across
-the directory or for one mission, each with a sparkline of its time buckets.
+the directory or for one mission, each with a sparkline of its time buckets; across the
+directory, bar plots compare the missions.
 
 The human edit times are read in a thread worker (`store.metrics.edit_times`: history
 files); the rest is counted on the event loop from the index, as `hud metrics` counts it.
@@ -19,7 +20,7 @@ from hud.commands.metrics import metric_rows
 from hud.screens.base import HudScreen
 from store.metrics import MetricsReport, directory_metrics, edit_times
 from widgets.header import HudHeader
-from widgets.metrics import MetricLine, MetricsPanel
+from widgets.metrics import Bar, MetricLine, MetricsPanel, bar_plot
 from widgets.safe_text import safe
 
 WINDOWS = (
@@ -114,7 +115,7 @@ class MetricsScreen(HudScreen):
             MetricLine(name, metrics.series.get(series, ()) if series else (), value)
             for name, series, value in metric_rows(metrics)
         ]
-        self.query_one(MetricsPanel).show(lines)
+        self.query_one(MetricsPanel).show(lines, () if self.mission_id else mission_plots(report))
         self.query_one("#metrics-title", Static).update(self._title(report))
 
     def _title(self, report: MetricsReport) -> Text:
@@ -139,3 +140,18 @@ class MetricsScreen(HudScreen):
         index = choices.index(self.mission_id) if self.mission_id in choices else 0
         self.mission_id = choices[(index + step) % len(choices)]
         self.recount()
+
+
+def mission_plots(report: MetricsReport) -> list[Text]:
+    """The missions side by side: where humans were needed, where tools failed."""
+    missions = report.missions.items()
+    return [
+        bar_plot(
+            "human escalation by mission (steps that needed a human)",
+            [Bar(m, metrics.escalation.count, metrics.escalation.of) for m, metrics in missions],
+        ),
+        bar_plot(
+            "tool errors by mission (calls that ended in error or unknown)",
+            [Bar(m, metrics.tool_errors.count, metrics.tool_errors.of) for m, metrics in missions],
+        ),
+    ]

@@ -19,7 +19,7 @@ from store.metrics import directory_metrics
 from store.workspace import Workspace
 from tests.factory import resume
 from tests.hud.conftest import until
-from widgets.metrics import MetricsPanel
+from widgets.metrics import Bar, MetricsPanel, bar_plot
 
 SLOW = 15.0
 
@@ -63,8 +63,15 @@ async def test_metrics_screen_shows_what_hud_metrics_counts(
         sparks = screen.query(Sparkline)
         assert len(sparks) == 11 and all(len(s.data or ()) == 24 for s in sparks if s.visible)
 
+        plots = screen.query_one("#metric-plots", Static)
+        assert plots.display
+        lines = str(plots.render()).splitlines()
+        assert lines[0] == "human escalation by mission (steps that needed a human)"
+        assert lines[1].split()[0] == "beta" and lines[1].endswith("1 of 1")  # the only one
+
         await pilot.press("m")  # one mission, then the next
         await until(pilot, lambda: "mission alpha" in title(screen))
+        assert not plots.display  # one mission: nothing to compare
         assert shown(screen) == counted(state_dir, now, timedelta(hours=24), "alpha")
         await pilot.press("m")
         await until(pilot, lambda: "mission beta" in title(screen))
@@ -103,3 +110,10 @@ async def test_a_change_is_counted_in_within_the_recount_period(
         expected = counted(state_dir, now, timedelta(hours=24))
         assert expected != before
         await until(pilot, lambda: shown(screen) == expected, SLOW)
+
+
+def test_a_bar_plot_puts_the_most_hits_first_and_scales_to_them() -> None:
+    bars = [Bar("a", 1, 4), Bar("b", 4, 4), Bar("c", 0, 9), Bar("d", 2, 2)]
+    lines = bar_plot("title", bars, width=8, most=2).plain.splitlines()
+    assert lines == ["title", "  b ████████ 4 of 4", "  d ████ 2 of 2", "  and 1 more"]
+    assert bar_plot("title", [Bar("c", 0, 9)]).plain == "title\n  none"
