@@ -11,17 +11,32 @@ import pytest
 
 from store.workspace import Workspace
 from tests.factory import T0, Mission, resume, three_missions
+from tests.small_support import SMALL_CORPUS, corpus_workspaces
+
+
+def _runs_here() -> dict[str, bool]:
+    """Marker -> whether its tests run in this run: the long fuzz only under `make fuzz`,
+    the outside SMALL corpus only where it is (it runs in addition to the project's own
+    fixtures)."""
+    return {
+        "fuzz": os.environ.get("HYPOTHESIS_PROFILE") == "fuzz",
+        "corpus": bool(corpus_workspaces()),
+    }
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    corpus = "found" if corpus_workspaces() else "absent: its tests deselected"
+    return f"outside SMALL corpus ({SMALL_CORPUS}): {corpus}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The long fuzz runs only under `make fuzz`; elsewhere it is deselected, not skipped
-    (a skip in `make test` names a reason of the machine, never one of the suite)."""
-    if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz":
-        return
-    fuzz = [item for item in items if item.get_closest_marker("fuzz")]
-    if fuzz:
-        config.hook.pytest_deselected(items=fuzz)
-        items[:] = [item for item in items if not item.get_closest_marker("fuzz")]
+    """Tests whose marker does not run here are deselected, not skipped (a skip in
+    `make test` names a reason of the machine, never one of the suite)."""
+    off = {marker for marker, runs in _runs_here().items() if not runs}
+    dropped = [item for item in items if any(item.get_closest_marker(m) for m in off)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
 
 
 # Shortly after the fixture's last event: nothing is stale yet.

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 SMALL_FIXTURES = REPO / "tests" / "fixtures" / "small"
 SMALL_CORPUS = (REPO / "../shared/fixtures/small").resolve()
 """Real workspaces (read-only), on the maintainers' machines and in CI only: tests over
-them run in addition to the ones on SMALL_FIXTURES and skip when it is absent."""
+them run in addition to the ones on SMALL_FIXTURES, deselected where it is absent."""
 LOOPEXEC_FIXTURES = REPO / "tests" / "fixtures" / "loopexec"
 
 VALID = "valid"

@@ -16,14 +16,10 @@ DOCUMENTED = {
 }
 """docs/small.md's table; a workspace not in it is only checked to load."""
 
-ABSENT = pytest.param(
-    None,
-    marks=pytest.mark.skip(reason=f"no SMALL corpus at {SMALL_CORPUS} on this machine"),
-    id="no-corpus",
-)
+pytestmark = pytest.mark.corpus  # deselected where the corpus is absent (tests/conftest.py)
 
 
-@pytest.mark.parametrize("name", corpus_workspaces() or [ABSENT])
+@pytest.mark.parametrize("name", corpus_workspaces() or ["no-corpus"])
 def test_corpus_workspace_has_its_documented_verdicts(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
