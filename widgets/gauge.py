@@ -39,15 +39,20 @@ def percent_bar(
     cells = width - len(figure) - 1
     if cells < 1:
         return Text(figure.rjust(width), style=alert or "")
-    eighths = round(min(value, 1.0) * cells * 8)
-    full, part = divmod(eighths, 8)
-    bar = "█" * full + (_EIGHTHS[part] if part else "")
+    bar = blocks(min(value, 1.0), cells)
     text = Text()
     text.append(bar, style=alert or theme_style("accent", "", variables))
     text.append("░" * (cells - len(bar)), style="dim")
     text.append(" ")
     text.append(figure, style=alert or "")
     return text
+
+
+def blocks(fraction: float, cells: int, least: int = 0) -> str:
+    """`fraction` (0 to 1) of `cells` as full blocks and an eighth, at least `least`
+    eighths long."""
+    full, part = divmod(max(least, round(fraction * cells * 8)), 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")
 
 
 def sparkline(values: Sequence[float], width: int) -> str:

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Sparkline, Static
 
+from widgets.gauge import blocks
 from widgets.safe_text import safe
 from widgets.tabs.common import DocumentScroll
 
@@ -72,7 +73,7 @@ def bar_plot(title: str, bars: Sequence[Bar], width: int = 30, most: int = 8) ->
     for bar in shown[:most]:
         plot.append("\n  ")
         plot.append_text(safe(bar.label[:label_width].ljust(label_width)))
-        plot.append(" " + "█" * max(1, round(width * bar.hits / top)), style="bold")
+        plot.append(" " + blocks(bar.hits / top, width, least=1), style="bold")
         plot.append(f" {bar.hits} of {bar.of}")
     if len(shown) > most:
         plot.append(f"\n  and {len(shown) - most} more", style="dim")
