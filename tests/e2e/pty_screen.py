@@ -6,7 +6,7 @@ import os
 import select
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import ptyprocess
@@ -118,14 +118,20 @@ class PtyHud:
     def text(self) -> str:
         return "\n".join(self.screen.display)
 
+    def pump_until(self, condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+        """Keep the screen current until `condition()` holds (True) or `timeout` passes."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() >= deadline:
+                return False
+            self.pump(0.01)  # short slices: the time it shows up is measured (bench/)
+        return True
+
     def wait_for(self, needle: str, timeout: float = 15.0) -> str:
         """Pump until `needle` is on screen; return the screen or fail with it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.pump(0.01)  # short slices: the time it shows up is measured (bench/)
-            if needle in self.text():
-                return self.text()
-        raise AssertionError(f"{needle!r} not on screen after {timeout} s:\n{self.text()}")
+        if not self.pump_until(lambda: needle in self.text(), timeout):
+            raise AssertionError(f"{needle!r} not on screen after {timeout} s:\n{self.text()}")
+        return self.text()
 
     def hang_up(self, timeout: float = 5.0) -> float | None:
         """Close the terminal as a closed window or a dropped ssh connection does: the
