@@ -13,7 +13,7 @@ LOOPX_NOW = datetime(2026, 12, 1, 16, 0, tzinfo=UTC)
 
 
 def place_loopx(version: str, tmp_path: Path) -> Path:
-    """Copy fixture `version` (v0.5.1, v2.1.1) to tmp_path; returns its project folder."""
+    """Copy fixture `version` (a folder of LOOPX_FIXTURES) to tmp_path; returns its project."""
     target = tmp_path / version
     shutil.copytree(LOOPX_FIXTURES / version, target)
     for path in target.rglob("*"):

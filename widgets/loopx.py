@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from rich.text import Text
 
 from store.loopx.goal import Goal
+from store.loopx.policy import Policy, policy
 from store.loopx.state import Todo
 from widgets.flex_table import FlexTable
 from widgets.safe_text import safe
@@ -59,27 +60,25 @@ def summary_text(goal: Goal, runtime_root: str, variables: Mapping[str, str] | N
         holders.append_text(safe(f"{move.from_agent} → {move.to_agent}"))
         holders.append("  ")
     parts.append(field_line("handoffs", holders if holders.plain else Text("none"), WIDTH))
-    quota = goal.quota()
-    spent = quota.spent_slots if quota else None
-    allowed = quota.allowed_slots if quota else None
-    slots = (
-        "0 slots spent (no quota run yet)"
-        if quota is None
-        else f"{_num(spent)} of {_num(allowed)} slots spent"
-        + (f" ({quota.state})" if quota.state else "")
-    )
-    parts.append(field_line("quota", f"{slots}  ·  {len(goal.runs)} runs", WIDTH))
+    quota = policy(goal)
+    slots = f"{quota.spent_slots} of {quota.allowed_slots} slots spent (compute {quota.compute})"
+    parts.append(field_line("quota", f"{slots}  ·  {quota.state}  ·  {len(goal.runs)} runs", WIDTH))
+    parts.append(field_line("readiness", readiness(quota), WIDTH))
     return join_lines(parts)
+
+
+def readiness(quota: Policy) -> str:
+    """loopx's handoff readiness, and why not."""
+    if quota.ready:
+        return "ready: an agent may take the next todo"
+    waiting = f"waiting on {quota.waiting_on}" if quota.waiting_on else "no open todo"
+    return f"not ready: {waiting}, quota {quota.state}"
 
 
 def _line(text: Text, width: int = 64) -> Text:
     """One line of at most `width` cells (an ellipsis says there is more)."""
     text.truncate(width, overflow="ellipsis")
     return text
-
-
-def _num(value: float | None) -> str:
-    return "?" if value is None else f"{value:g}"
 
 
 class TodoTable(FlexTable):

@@ -24,6 +24,11 @@ class RegistryGoal(LoopxRecord):
     repo: str = ""
     state_file: str = ""
     display_name: str = ""
+    quota: Any = None
+    """Its quota policy, when set (`compute`, `window_hours`, ...): store/loopx/policy.py."""
+    compute_quota: Any = None
+    activation_state: Any = None
+    activation: Any = None
 
 
 class Registry(LoopxRecord):

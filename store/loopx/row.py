@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from store.loopx.goal import Goal
+from store.loopx.policy import policy
 from store.records import Settings
 from store.row import MissionStatus, MissionSummary
 
@@ -40,9 +41,7 @@ def goal_summary(goal: Goal, now: datetime, settings: Settings) -> MissionSummar
         step, state = current.text, "running" if current.claimed_by else "ready"
     else:
         step, state = None, None
-    quota = goal.quota()
-    allowed = quota.allowed_slots if quota else None
-    spent = quota.spent_slots if quota else None
+    quota = policy(goal)
     return MissionSummary(
         id=goal.id,
         status=goal_status(goal, now, settings),
@@ -51,7 +50,7 @@ def goal_summary(goal: Goal, now: datetime, settings: Settings) -> MissionSummar
         step_state=state,
         plan_version=None,
         pending=len(gates),
-        budget_fraction=spent / allowed if spent is not None and allowed else None,
+        budget_fraction=quota.spent_slots / quota.allowed_slots if quota.allowed_slots else None,
         last_activity=goal.last_activity(),
         problems=len(goal.problems),
     )
