@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from hud.approvals import ApprovalFeed
     from store.problems import Problem
     from store.row import MissionSummary
-    from store.small.prefetch import Prefetch
+    from store.sources.base import ReadAhead
     from store.workspace import Workspace
 
 TICK_SECONDS = 1.0
@@ -74,13 +74,13 @@ class HudApp(SafeTitles, App[None]):
         theme: str | None = None,
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
-        prefetch: Prefetch | None = None,
+        prefetch: ReadAhead | None = None,
     ) -> None:
         super().__init__()
         self.root = root.resolve()
         self.clock = clock
         self.prefetch = prefetch
-        """A source's state (SMALL's) being read in a child process since `hud` started."""
+        """A source's state being read in a child process since `hud` started."""
         self.workspace: Workspace
         """The index of the state directory; set by the scan worker (see `adopted`)."""
         self.adopted = False
@@ -151,8 +151,8 @@ class HudApp(SafeTitles, App[None]):
 
     @work(thread=True, exclusive=True, group="preview")
     def preview(self) -> None:
-        """The SMALL workspace's row as the prefetch child derived it, shown before the
-        store is even imported here; the scan replaces it with its own."""
+        """The row the prefetch child derived, shown before the store is even imported
+        here; the scan replaces it with its own."""
         row = self.prefetch.row() if self.prefetch is not None else None
         if row is not None:
             self.call_from_thread(self._show_preview, row)
@@ -201,7 +201,7 @@ class HudApp(SafeTitles, App[None]):
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
-        if external:  # other sources' files (SMALL, loopexec, ...): parsed here too, off the loop
+        if external:  # other sources' files: parsed here too, off the loop
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
                 part.use_prefetched(self.prefetch.result())
@@ -416,14 +416,14 @@ class HudApp(SafeTitles, App[None]):
         mission = self.workspace.missions.get(mission_id) if self._indexed() else None
         if mission is not None and request_id in mission.requests:
             self.push_screen(RequestScreen(mission_id, request_id))
-        elif mission is None:  # another source's request (a loopexec escalation): its row
+        elif mission is None:  # another source's request (`Source.asks`): its row
             self.open_mission(mission_id)
 
     def open_mission(self, mission_id: str, tab: str = "") -> None:
         """Open a row's detail screen by id (a native mission's on `tab`); unknown ids do
         nothing.
 
-        A row shown before its files are indexed (the SMALL preview) opens as soon as
+        A row shown before its files are indexed (the prefetch preview) opens as soon as
         the scan has them.
         """
         screen = self._mission_screen(mission_id, tab) if self.adopted else None

@@ -1,7 +1,8 @@
 """Before there is a mission to show: what a state directory is, and how to get one.
 
-`place_of` tells a state directory (it holds `missions/`, `.small/`, `.loopexec/` or
-`.loopx/`, or is a `.small` folder) from an empty folder and from a folder that is something else.
+`place_of` tells a state directory (it holds `missions/` or another source's folder, or
+is a source's own folder: `store.sources.holds_state`) from an empty folder and from a
+folder that is something else.
 It reads the folder, so it runs off the event loop, and imports the store only then
 (the overview paints before the store is imported). `guidance` is what the overview
 says instead of an empty table; `make_state_dir` creates `missions/` once the user has
@@ -38,19 +39,24 @@ class Place(StrEnum):
 def place_of(root: Path) -> Place:
     """What `root` is; reads it (no symlink followed): call it off the event loop."""
     from store.confined import list_folder
-    from store.loopexec import FOLDER
-    from store.loopx.project import FOLDER as LOOPX
-    from store.small.layout import SMALL_DIR
+    from store.sources import holds_state
 
-    if root.name == SMALL_DIR:
-        return Place.STATE
     listed = list_folder(root, "")
     if not isinstance(listed, list):  # unreadable: its problem is listed; not ours to judge
         return Place.STATE
     folders = {entry.name for entry in listed if entry.is_dir(follow_symlinks=False)}
-    if folders & {"missions", SMALL_DIR, FOLDER, LOOPX}:
+    if holds_state(root.name, folders):
         return Place.STATE
     return Place.EMPTY if {entry.name for entry in listed} <= QUIET else Place.OTHER
+
+
+def _other_folders() -> str:
+    """The folders of the sources beside native missions: ".small/, .loopexec/ or .loopx/".
+    (The store is imported by now: `place_of` ran.)"""
+    from store.sources import state_folders
+
+    others = [f"{folder}/" for folder in state_folders() if folder != "missions"]
+    return " or ".join(filter(None, (", ".join(others[:-1]), others[-1])))
 
 
 def make_state_dir(writer: HumanWriter) -> None:
@@ -74,7 +80,7 @@ def guidance(
         text.append_text(safe(shown))
         text.append(" is not a state directory.\n", style="bold")
         text.append(
-            "It holds no missions/ folder (nor .small/, .loopexec/ or .loopx/): "
+            f"It holds no missions/ folder (nor {_other_folders()}): "
             "its files are not missions, and the HUD has nothing to show here.\n\n"
         )
     else:

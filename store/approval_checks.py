@@ -34,8 +34,6 @@ from typing import Any, Literal
 
 from store.derive import RequestStatus, request_binding, request_status
 from store.layout import request_path, unsafe_id
-from store.loopexec import ID_PREFIX as LOOPEXEC_PREFIX
-from store.loopx.goal import when
 from store.mission import MissionState
 from store.plan_binding import UNBOUND, PlanBinding
 from store.records import (
@@ -654,69 +652,33 @@ def approval_queue(
         for mission in workspace.missions.values()
         for request_id in mission.requests
     ]
-    items += escalation_items(workspace) + gate_items(workspace)
+    items += ask_items(workspace)
     if not everything:
         items = [item for item in items if item.status is RequestStatus.PENDING]
     items.sort(key=QueueItem.sort_key)
     return items
 
 
-ESCALATION = "escalation"
-"""The request id of a loopexec run's open escalation in the queue (one per run)."""
-
-
-def escalation_items(workspace: Workspace) -> list[QueueItem]:
-    """An open loopexec escalation is a request for a human too: it is in the queue (and
-    counted in the header), and opening it shows the run (loopexec decides it, not the
-    HUD)."""
-    loopexec = workspace.loopexec
-    items = []
-    for run in loopexec.runs.values():
-        if not loopexec.escalation_open(run):
-            continue
-        packet = run.escalation or {}
-        reason = packet.get("halt_reason")
-        items.append(
-            QueueItem(
-                mission=f"{LOOPEXEC_PREFIX}{run.id}",
-                request_id=ESCALATION,
-                status=RequestStatus.PENDING,
-                risk="escalation",
-                tool="loopexec",
-                step=str(packet.get("iteration", "")),
-                plan_version=None,
-                summary=f"loopexec escalated: {reason}" if isinstance(reason, str) else "escalated",
-                requested_at=loopexec.last_activity(run),
-                expires_at=None,
-            )
+def ask_items(workspace: Workspace) -> list[QueueItem]:
+    """Every source's open questions to a human (`Source.asks`: a loopexec escalation, a
+    loopx user gate) are in the queue too (and counted in the header); opening one shows
+    its row: the source's runtime records the answer, not the HUD."""
+    return [
+        QueueItem(
+            mission=ask.row_id,
+            request_id=ask.ask_id,
+            status=RequestStatus.PENDING,
+            risk="escalation",
+            tool=ask.tool,
+            step=ask.step,
+            plan_version=None,
+            summary=ask.summary,
+            requested_at=ask.asked_at,
+            expires_at=None,
         )
-    return items
-
-
-def gate_items(workspace: Workspace) -> list[QueueItem]:
-    """An open loopx user gate asks a human too: in the queue (and counted in the
-    header) as its goal's row counts it; opening it shows the goal (loopx records the
-    answer, not the HUD)."""
-    items = []
-    for row_id in sorted(workspace.loopx.row_ids()):
-        goal = workspace.loopx.goal(row_id)
-        for gate in goal.gates() if goal is not None else []:
-            blocks = f" (blocks {gate.blocks_agent})" if gate.blocks_agent else ""
-            items.append(
-                QueueItem(
-                    mission=row_id,
-                    request_id=f"gate:{gate.todo_id}",
-                    status=RequestStatus.PENDING,
-                    risk="escalation",
-                    tool="loopx",
-                    step=gate.task_class,
-                    plan_version=None,
-                    summary=f"loopx gate: {gate.text}{blocks}",
-                    requested_at=when(gate.meta.get("updated_at")),
-                    expires_at=None,
-                )
-            )
-    return items
+        for source in workspace.sources
+        for ask in source.asks()
+    ]
 
 
 class PendingIndex:

@@ -92,3 +92,8 @@ class LoopexecScreen(HudScreen):
 
     def action_cursor_up(self) -> None:
         self.query_one(ReceiptTable).action_cursor_up()
+
+
+def detail(row_id: str, tab: str = "") -> LoopexecScreen:
+    """The screen of row `row_id` (`hud.screens.details`; it has no tabs)."""
+    return LoopexecScreen(row_id)

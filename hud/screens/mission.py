@@ -189,3 +189,8 @@ class MissionScreen(HudScreen):
         from hud.screens.history import HistoryScreen
 
         self.app.push_screen(HistoryScreen(self.mission_id))
+
+
+def detail(row_id: str, tab: str = "") -> MissionScreen:
+    """A native mission's screen, on `tab` (`hud.screens.details`)."""
+    return MissionScreen(row_id, tab)

@@ -233,3 +233,8 @@ class SmallScreen(HudScreen):
         ask = Dialogs(self)
         flow = edit_small(ask.session, ask, self.small, kind)
         self.run_worker(flow, exclusive=True, group="small-edit")
+
+
+def detail(row_id: str, tab: str = "") -> SmallScreen:
+    """The screen of row `row_id` (`hud.screens.details`; it has no tabs)."""
+    return SmallScreen(row_id)

@@ -2,6 +2,7 @@
 
 `sources_for` makes the sources of one state directory, in the order paths are routed:
 the first that owns a path reads it; native missions come last and take the rest.
+`holds_state` tells a state directory by its name and folders, for any source.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from store.sources.loopx import LoopxSource
 from store.sources.native import NativeSource
 from store.sources.small import SmallSource
 
-__all__ = ["Captures", "Source", "sources_for"]
+__all__ = ["Captures", "Source", "holds_state", "sources_for"]
+
+KINDS = (SmallSource, LoopexecSource, LoopxSource, NativeSource)
+"""Every kind of source, in the order `sources_for` makes them."""
 
 
 def sources_for(
@@ -29,3 +33,13 @@ def sources_for(
         LoopxSource(root, settings),
         NativeSource(root, in_project),
     ]
+
+
+def holds_state(name: str, folders: set[str]) -> bool:
+    """True when a folder called `name`, holding `folders`, is some source's state."""
+    return any(name in kind.root_names or folders & set(kind.folders) for kind in KINDS)
+
+
+def state_folders() -> list[str]:
+    """The top-level folders of every source's state (`missions`, `.small`, ...)."""
+    return [folder for kind in KINDS for folder in kind.folders]

@@ -9,6 +9,7 @@ sources without naming one. A source only reads: nothing here writes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol, Self
@@ -22,13 +23,43 @@ Captures = dict[tuple[str, str], Captured | Problem]
 """Files read ahead off the event loop, by (root, relative path): see `confined.serving`."""
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A question a source's runtime puts to a human and records the answer to itself
+    (a loopexec escalation, a loopx user gate): in the approvals queue, it opens its row."""
+
+    row_id: str
+    ask_id: str
+    """Its id in the queue, one per question of the row."""
+    tool: str
+    step: str
+    summary: str
+    asked_at: datetime | None
+
+
+class ReadAhead(Protocol):
+    """A source's state read elsewhere while the HUD starts (a prefetch child)."""
+
+    def row(self) -> MissionSummary | None:
+        """Its overview row, as soon as there is one; None if none came."""
+
+    def result(self) -> object:
+        """The state, for `Source.use`; None if none came."""
+
+    def close(self) -> None:
+        """End it, whatever it has done."""
+
+
 class Source(Protocol):
     """One kind of durable agent state under a state directory."""
 
     kind: str
-    """Which detail screen shows its rows: "native", "small", "loopexec", "loopx"."""
+    """Which detail screen shows its rows: the module `hud.screens.<kind>` ("mission",
+    "small", "loopexec", "loopx"), whose `detail(row_id, tab)` makes it."""
     folders: tuple[str, ...]
     """The top-level folders of the state directory it reads (the walk enters them)."""
+    root_names: tuple[str, ...]
+    """Names a state directory may have for it to be this source's own folder (`.small`)."""
     project: bool
     """True when its folder sits in a project's own folder: other files there are the
     project's, not unknown files of the state directory."""
@@ -71,6 +102,9 @@ class Source(Protocol):
     def documents(self, row_id: str) -> tuple[str, ...]:
         """The human-writable files of a row (relative paths), if any."""
 
+    def asks(self) -> list[Ask]:
+        """Its open questions to a human, for the approvals queue."""
+
     def use(self, state: object) -> None:
         """Start from state read elsewhere (a prefetch child), checked against the disk
         now; state that is not this source's is ignored."""
@@ -81,8 +115,11 @@ class Source(Protocol):
 
 
 class Quiet:
-    """What a source has none of, by default: reads beyond its changed paths, problems
-    of no row, verdicts, folders outside the root, human-writable documents."""
+    """What a source has none of, by default: a folder name of its own, reads beyond
+    its changed paths, problems of no row, verdicts, folders outside the root,
+    human-writable documents, questions to a human."""
+
+    root_names: tuple[str, ...] = ()
 
     def read_ahead(self, paths: list[str]) -> Captures:
         return {}
@@ -98,6 +135,9 @@ class Quiet:
 
     def documents(self, row_id: str) -> tuple[str, ...]:
         return ()
+
+    def asks(self) -> list[Ask]:
+        return []
 
     def use(self, state: object) -> None:
         """Nothing is read ahead for it elsewhere."""

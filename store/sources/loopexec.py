@@ -6,11 +6,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from store.loopexec import FOLDER, LoopexecDir
+from store.loopexec import FOLDER, ID_PREFIX, LoopexecDir
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionSummary
-from store.sources.base import Quiet
+from store.sources.base import Ask, Quiet
+
+ESCALATION = "escalation"
+"""The id of a run's open escalation in the approvals queue (one per run)."""
 
 
 class LoopexecSource(Quiet):
@@ -50,6 +53,27 @@ class LoopexecSource(Quiet):
 
     def detail(self, row_id: str) -> str | None:
         return self.kind if self.dir.run_of(row_id) is not None else None
+
+    def asks(self) -> list[Ask]:
+        """An open escalation asks a human; loopexec records the answer, not the HUD."""
+        asks = []
+        for run in self.dir.runs.values():
+            if not self.dir.escalation_open(run):
+                continue
+            packet = run.escalation or {}
+            reason = packet.get("halt_reason")
+            said = f"loopexec escalated: {reason}" if isinstance(reason, str) else "escalated"
+            asks.append(
+                Ask(
+                    row_id=f"{ID_PREFIX}{run.id}",
+                    ask_id=ESCALATION,
+                    tool="loopexec",
+                    step=str(packet.get("iteration", "")),
+                    summary=said,
+                    asked_at=self.dir.last_activity(run),
+                )
+            )
+        return asks
 
     def take(self, part: LoopexecSource) -> tuple[LoopexecSource, set[str]]:
         if part.present():

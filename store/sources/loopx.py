@@ -13,13 +13,13 @@ from datetime import datetime
 from pathlib import Path
 
 from store.confined import capture, read_file
-from store.loopx.goal import Goal
+from store.loopx.goal import Goal, when
 from store.loopx.project import FOLDER, WATCH_PREFIX, LoopxProject, load
 from store.loopx.row import goal_summary
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionSummary
-from store.sources.base import Captures, Quiet
+from store.sources.base import Ask, Captures, Quiet
 
 
 class LoopxSource(Quiet):
@@ -87,6 +87,26 @@ class LoopxSource(Quiet):
 
     def detail(self, row_id: str) -> str | None:
         return self.kind if self.goal(row_id) is not None else None
+
+    def asks(self) -> list[Ask]:
+        """An open user gate asks a human, as its goal's row counts it; loopx records the
+        answer (`loopx todo complete ...`), not the HUD."""
+        asks = []
+        for row_id in sorted(self.row_ids()):
+            goal = self.goal(row_id)
+            for gate in goal.gates() if goal is not None else []:
+                blocks = f" (blocks {gate.blocks_agent})" if gate.blocks_agent else ""
+                asks.append(
+                    Ask(
+                        row_id=row_id,
+                        ask_id=f"gate:{gate.todo_id}",
+                        tool="loopx",
+                        step=gate.task_class,
+                        summary=f"loopx gate: {gate.text}{blocks}",
+                        asked_at=when(gate.meta.get("updated_at")),
+                    )
+                )
+        return asks
 
     def watch_paths(self) -> dict[str, Path]:
         followed = self.loaded.followed if self.loaded is not None else []

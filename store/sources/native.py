@@ -36,7 +36,7 @@ def owner_row(rel: str) -> str:
 class NativeSource(Quiet):
     """Every mission of the state directory, and the files that belong to none."""
 
-    kind = "native"
+    kind = "mission"
     folders: tuple[str, ...] = ("missions",)
     project = False
 

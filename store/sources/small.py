@@ -19,6 +19,7 @@ class SmallSource(Quiet):
 
     kind = "small"
     folders: tuple[str, ...] = (SMALL_DIR,)
+    root_names: tuple[str, ...] = (SMALL_DIR,)
     project = True
 
     def __init__(self, root: Path) -> None:

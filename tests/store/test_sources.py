@@ -3,11 +3,15 @@ name none, and each source's human-writable documents are declared."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 from pathlib import Path
 
 import hud.app
+import hud.first_run
+import hud.screens.details
+import store.approval_checks
 import store.check
 from store.sources.base import Source
 from store.workspace import Workspace
@@ -25,8 +29,14 @@ def test_every_source_has_every_method_of_the_protocol(tmp_path: Path) -> None:
         assert source.kind and source.folders
 
 
+def test_each_kind_of_source_has_its_detail_screen_module() -> None:
+    for source in Workspace(Path("/nonexistent")).sources:
+        assert callable(importlib.import_module(f"hud.screens.{source.kind}").detail)
+
+
 def test_the_app_and_check_iterate_over_sources_without_naming_one() -> None:
-    for module in (hud.app, store.check):
+    modules = (hud.app, store.check, hud.first_run, hud.screens.details, store.approval_checks)
+    for module in modules:
         code = "\n".join(
             line.split("#")[0]
             for line in inspect.getsource(module).splitlines()
@@ -44,3 +54,12 @@ def test_small_declares_intent_and_constraints_as_human_documents() -> None:
         for row_id in source.row_ids()
     }
     assert documents == {"small": (".small/constraints.small.yml", ".small/intent.small.yml")}
+
+
+def test_a_state_directory_is_told_by_any_source_folder_or_own_name() -> None:
+    from store.sources import holds_state
+
+    assert holds_state(".small", set())  # SMALL's own folder opened as the directory
+    for folder in ("missions", ".small", ".loopexec", ".loopx"):
+        assert holds_state("project", {folder, "src"})
+    assert not holds_state("project", {"src", "docs"})
