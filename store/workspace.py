@@ -457,6 +457,10 @@ class Workspace:
         """The kind of detail screen that renders a row (`Source.detail`)."""
         return next((kind for s in self.sources if (kind := s.detail(row_id))), None)
 
+    def documents(self, row_id: str) -> tuple[str, ...]:
+        """A row's human-writable files (`Source.documents`), the only ones a human edits."""
+        return next((found for s in self.sources if (found := s.documents(row_id))), ())
+
     def verdicts(self, row_id: str) -> dict[str, str]:
         """A row's verdict per check (SMALL's), for `hud check`."""
         return next((found for s in self.sources if (found := s.verdicts(row_id))), {})

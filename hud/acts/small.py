@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+from collections.abc import Collection
+from pathlib import PurePosixPath
 
 from hud.acts.documents import EditAsk, edit_until_saved
 from hud.acts.session import Saved, Session
@@ -16,15 +18,16 @@ from store.small.layout import FILES
 from store.small.workspace import SmallWorkspace
 
 
-def accept_commands(
-    workspace: SmallWorkspace, kinds: tuple[str, ...] = ("intent", "constraints")
-) -> list[str]:
-    """The commands that record an edit the way SMALL's accept flow does (a progress entry)."""
+def accept_commands(workspace: SmallWorkspace, documents: Collection[str]) -> list[str]:
+    """The commands that record edits of `documents` (the workspace's human-writable
+    files, `Source.documents`) the way SMALL's accept flow does (a progress entry)."""
     base = workspace.folder.parent if not workspace.prefix else workspace.root
     folder = shlex.quote(str(base))
     small = workspace.prefix.rstrip("/") or "."
     commands = []
-    for kind in kinds:
+    for kind, file in workspace.files.items():
+        if file.relpath not in documents:
+            continue
         draft = f"{small}/drafts/{FILES[kind]}"
         commands.append(
             f"cd {folder} && small draft {kind} --from {small}/{FILES[kind]} "
@@ -33,26 +36,26 @@ def accept_commands(
     return commands
 
 
-async def edit_small(session: Session, ask: EditAsk, small: SmallWorkspace, kind: str) -> bool:
-    """Edit intent.small.yml or constraints.small.yml until saved, unchanged or given up."""
+async def edit_small(session: Session, ask: EditAsk, small: SmallWorkspace, document: str) -> bool:
+    """Edit `document`, one of the workspace's human-writable files (`Source.documents`:
+    intent.small.yml, constraints.small.yml), until saved, unchanged or given up."""
     writer = session.writer
-    file = small.files[kind]
     if writer is None:
         return False
-    base = await session.read_document(session.workspace.root, file.relpath)
+    base = await session.read_document(session.workspace.root, document)
     if isinstance(base, Problem):
-        session.notify(f"cannot edit {file.relpath}: {base.message}", severity="error")
+        session.notify(f"cannot edit {document}: {base.message}", severity="error")
         return False
 
     def save(edited: str, base_sha: str | None) -> Saved:
         assert base_sha is not None  # the file was read above
-        return writer.replace_small(file.relpath, edited, base_sha)
+        return writer.replace_small(document, edited, base_sha)
 
     saved = await edit_until_saved(
         session,
         ask,
-        file.relpath,
-        f"{kind}.small.yml",
+        document,
+        PurePosixPath(document).name,
         base.decode("utf-8", errors="replace"),
         hashlib.sha256(base).hexdigest(),
         save,
@@ -60,7 +63,7 @@ async def edit_small(session: Session, ask: EditAsk, small: SmallWorkspace, kind
     if saved is None:
         return False
     session.wrote([saved.relpath])
-    command = accept_commands(small, (kind,))[0]
+    command = accept_commands(small, (document,))[0]
     copy = session.key("small.copy_accept")
     session.notify(
         f"saved {saved.relpath}. The HUD wrote no progress entry; to record one as "

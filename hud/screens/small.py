@@ -85,6 +85,12 @@ class SmallScreen(HudScreen):
     def small(self) -> SmallWorkspace:
         return self.hud.workspace.small
 
+    @property
+    def documents(self) -> tuple[str, ...]:
+        """The workspace's human-writable files (`Source.documents`): the ones `e` and
+        `E` edit, whose `small accept` commands are given."""
+        return self.hud.workspace.documents(self.mission_id)
+
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static(id="small-resume")
@@ -138,7 +144,7 @@ class SmallScreen(HudScreen):
                 for name, binding in KEYS.items()
                 if (key := key_of(self, binding)) is not None
             },
-            accept=accept_commands(small),
+            accept=accept_commands(small, self.documents),
             variables=self.app.theme_variables,
         )
         self.query_one("#intent-text", Static).update(text)
@@ -214,7 +220,7 @@ class SmallScreen(HudScreen):
         self.action_tab(ids[(ids.index(active) + step) % len(ids)])
 
     def action_copy_accept(self) -> None:
-        commands = "\n".join(accept_commands(self.small))
+        commands = "\n".join(accept_commands(self.small, self.documents))
         self.app.copy_to_clipboard(commands)
         self.notify("copied the `small accept` commands (OSC 52 clipboard)")
 
@@ -228,10 +234,11 @@ class SmallScreen(HudScreen):
         from hud.acts.small import edit_small
         from hud.screens.asking import Dialogs
 
-        if self.hud.writer is None:
+        document = self.small.files[kind].relpath
+        if self.hud.writer is None or document not in self.documents:
             return
         ask = Dialogs(self)
-        flow = edit_small(ask.session, ask, self.small, kind)
+        flow = edit_small(ask.session, ask, self.small, document)
         self.run_worker(flow, exclusive=True, group="small-edit")
 
 

@@ -63,3 +63,20 @@ def test_a_state_directory_is_told_by_any_source_folder_or_own_name() -> None:
     for folder in ("missions", ".small", ".loopexec", ".loopx"):
         assert holds_state("project", {folder, "src"})
     assert not holds_state("project", {"src", "docs"})
+
+
+def test_the_small_editor_takes_its_documents_from_the_source() -> None:
+    from hud.acts.small import accept_commands
+
+    workspace = Workspace(small_fixture(VALID))
+    workspace.scan()
+    documents = workspace.documents(workspace.small.id)
+    assert documents == (".small/constraints.small.yml", ".small/intent.small.yml")
+
+    def kinds(listed: tuple[str, ...]) -> list[str]:
+        commands = accept_commands(workspace.small, listed)
+        return [command.split("small draft ")[1].split()[0] for command in commands]
+
+    assert kinds(documents) == ["intent", "constraints"]
+    assert kinds(documents[:1]) == ["constraints"]
+    assert workspace.documents("no-such-row") == ()
