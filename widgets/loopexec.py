@@ -36,17 +36,17 @@ def _time(when: datetime | None) -> str:
 def halt_text(reason: str, variables: Mapping[str, str] | None = None) -> Text:
     """`halt_reason (17 no-convergence)`, coloured by how the run ended."""
     code = exit_code(reason)
-    colour, emphasis = (
-        ("success", "")
+    style = (
+        "$success"
         if code in (0, 10)
-        else ("warning", "bold reverse")
+        else "$warning bold reverse"
         if code in (11, 16)
-        else ("warning", "bold")
+        else "$warning bold"
         if code in (12, 17, 18, 19)
-        else ("error", "bold")
+        else "$error bold"
     )
     text = safe(reason)
-    text.stylize(theme_style(colour, emphasis, variables))
+    text.stylize(theme_style(style, variables))
     text.append(f"  (exit {exit_class(reason)})", style="dim")
     return text
 
@@ -107,7 +107,7 @@ def summary_text(
         if heartbeat.stale(now):
             beat.append(
                 f"  STALE (> {duration(HEARTBEAT_STALE_SECONDS)})",
-                style=theme_style("warning", "bold reverse", variables),
+                style=theme_style("$warning bold reverse", variables),
             )
         beat.append(
             f"   pid {heartbeat.pid}  iter {heartbeat.iteration}  {heartbeat.phase}", style="dim"
@@ -121,7 +121,7 @@ def summary_text(
         word = (
             "OPEN: a human is asked" if escalation_open else str(recorded.get("state", "written"))
         )
-        style = theme_style("warning", "bold reverse", variables) if escalation_open else ""
+        style = theme_style("$warning bold reverse", variables) if escalation_open else ""
         esc.append(word, style=style)
         if recorded.get("acked_by"):
             esc.append(" by ")
@@ -179,7 +179,7 @@ class ReceiptTable(FlexTable):
             code = event.exit_code
             exit_text = Text("" if code is None else str(code))
             if code not in (None, 0):
-                exit_text.stylize(theme_style("error", "bold", variables))
+                exit_text.stylize(theme_style("$error bold", variables))
             detail = (
                 halt_text(event.detail, variables)
                 if event.event == "halt" and event.detail

@@ -34,7 +34,7 @@ def summary_text(goal: Goal, runtime_root: str, variables: Mapping[str, str] | N
     parts.append(field_line("runtime", safe(runtime_root or "— (none)"), WIDTH))
     parts.append(field_line("state file", safe(goal.state_path), WIDTH))
     for gate in goal.gates():
-        line = Text("NEEDS YOU ", style=theme_style("warning", "bold reverse", variables))
+        line = Text("NEEDS YOU ", style=theme_style("$warning bold reverse", variables))
         if gate.blocks_agent:
             line.append("blocks ")
             line.append_text(safe(gate.blocks_agent))
@@ -107,7 +107,7 @@ class TodoTable(FlexTable):
         for todo in self.todos:
             mark = Text(MARKS.get(todo.status, "[?]"))
             if todo.is_gate:
-                mark.stylize(theme_style("warning", "bold reverse", variables))
+                mark.stylize(theme_style("$warning bold reverse", variables))
             self.add_row(
                 mark,
                 Text(todo.role),

@@ -81,8 +81,8 @@ def facts_text(review: Review, now: datetime, variables: Mapping[str, str] | Non
         if review.latest_plan_version is not None:
             plan.append(f" (latest v{review.latest_plan_version})", style="dim")
         if review.binding.rule is not None:
-            style = "error" if review.binding.stale else "warning"
-            plan.append(f" {review.binding.rule}", style=theme_style(style, "bold", variables))
+            style = "$error bold" if review.binding.stale else "$warning bold"
+            plan.append(f" {review.binding.rule}", style=theme_style(style, variables))
         step_id = request.step if request is not None else (review.raw or {}).get("step")
         plan.append(" · step ")
         plan.append_text(safe(str(step_id)))
@@ -119,8 +119,8 @@ def findings_text(
     verdict without one (read-only mode) is not offered."""
     keys = keys or {}
     lines: list[Text] = []
-    error = theme_style("error", "bold", variables)
-    warning = theme_style("warning", "bold", variables)
+    error = theme_style("$error bold", variables)
+    warning = theme_style("$warning bold", variables)
     pending = review.status is RequestStatus.PENDING
     if review.plan_stale:
         version = review.binding.plan_version

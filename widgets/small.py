@@ -17,7 +17,7 @@ from store.problems import Problem
 from store.small.models import Entry, Task, strings_of, text_of
 from widgets.flex_table import FlexTable
 from widgets.safe_text import safe
-from widgets.status import LOOKS, theme_style
+from widgets.status import status_text, theme_style
 from widgets.tabs.common import bullets, cell, field_line, heading, join_lines, problem_text
 
 
@@ -50,12 +50,7 @@ def small_status(
     status: str, variables: Mapping[str, str] | None = None, *, word: bool = True
 ) -> Text:
     """`✓ completed`, `■ blocked`: SMALL's own word with the HUD's symbol and colour."""
-    look = LOOKS.get(SMALL_LOOKS.get(status, ""))
-    if look is None:
-        text = Text("-")
-        return text.append(" ").append_text(safe(status)) if word and status else text
-    label = f"{look.symbol} {status}" if word else look.symbol
-    return Text(label, style=theme_style(look.colour, look.emphasis, variables))
+    return status_text(status, variables, word=word, like=SMALL_LOOKS.get(status, ""))
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -121,7 +116,7 @@ def intent_text(
         line = Text("  ")
         line.append(
             "✗ error" if error else ("⚠ warn " if severity == "warn" else f"- {severity}"),
-            style=theme_style("error" if error else "warning", "bold" if error else "", variables),
+            style=theme_style("$error bold" if error else "$warning", variables),
         )
         line.append("  ")
         line.append_text(safe(text_of(item.get("id")).ljust(width)))
@@ -393,7 +388,7 @@ def checks_text(
         good = verdict == "valid"
         head.append(
             f"{'✓' if good else '✗'} {name} {verdict}",
-            style=theme_style("success" if good else "error", "" if good else "bold", variables),
+            style=theme_style("$success" if good else "$error bold", variables),
         )
         head.append("   ")
     parts: list[Text | str] = [head, ""]
@@ -424,7 +419,7 @@ def resume_line(
     tail = Text("  ")
     tail.append(
         "✗ " + ", ".join(failed) if failed else "✓ valid",
-        style=theme_style("error" if failed else "success", "bold" if failed else "", variables),
+        style=theme_style("$error bold" if failed else "$success", variables),
     )
     line.no_wrap = True
     line.overflow = "ellipsis"

@@ -107,7 +107,7 @@ def problem_text(problem: Problem, variables: Mapping[str, str] | None = None) -
     error = problem.severity == "error"
     text = Text(
         "✗ " if error else "⚠ ",
-        style=theme_style("error" if error else "warning", "bold", variables),
+        style=theme_style("$error bold" if error else "$warning bold", variables),
     )
     text.append_text(safe(problem.where))
     text.append(" ")
@@ -124,9 +124,9 @@ def problems_block(problems: Sequence[Problem], variables: Mapping[str, str] | N
 
 def verdict_text(verdict: str, variables: Mapping[str, str] | None = None) -> Text:
     if verdict == "pass":
-        return Text("✓ pass", style=theme_style("success", "", variables))
+        return Text("✓ pass", style=theme_style("$success", variables))
     if verdict == "fail":
-        return Text("✗ fail", style=theme_style("error", "bold", variables))
+        return Text("✗ fail", style=theme_style("$error bold", variables))
     return status_text(verdict, variables)
 
 

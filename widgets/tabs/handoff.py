@@ -116,7 +116,7 @@ def handoff_columns(
     blockers = heading("Blockers")
     if handoff.blockers:
         blockers.append(
-            f" ({len(handoff.blockers)})", style=theme_style("warning", "bold", variables)
+            f" ({len(handoff.blockers)})", style=theme_style("$warning bold", variables)
         )
     parts.append(blockers)
     parts.append(bullets(handoff.blockers, marker="■"))

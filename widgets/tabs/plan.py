@@ -102,9 +102,9 @@ def diff_text(
 ) -> Text:
     """The reasons of the versions compared, steps added, removed and changed (field by
     field), then plan-level fields."""
-    added = theme_style("success", "bold", variables)
-    removed = theme_style("error", "bold", variables)
-    changed = theme_style("warning", "bold", variables)
+    added = theme_style("$success bold", variables)
+    removed = theme_style("$error bold", variables)
+    changed = theme_style("$warning bold", variables)
     parts = [
         Text(f"Diff v{diff.old_version} → v{diff.new_version}", style="bold"),
         *(reason_text(version, reason) for version, reason in reasons),
@@ -303,7 +303,7 @@ class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
             ver = Text(f"{mark}v{version}", style="bold" if version == current else "")
             plan = entry.plan
             if plan is None:
-                bad = theme_style("error", "bold", variables)
+                bad = theme_style("$error bold", variables)
                 reason = safe(entry.problems[0].message) if entry.problems else Text("unreadable")
                 cells = (ver, Text("✗ invalid", style=bad), Text(""), Text(""), reason)
             else:
