@@ -22,16 +22,10 @@ from store.records import Decision
 from store.text import countdown
 from widgets.json_text import json_text
 from widgets.json_view import json_view
+from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
-from widgets.tabs.common import (
-    Column,
-    DocumentScroll,
-    KeyedTable,
-    heading,
-    label,
-    moment,
-)
+from widgets.tabs.common import DocumentScroll, heading, label, moment
 from widgets.words import apart
 
 LABEL = 12

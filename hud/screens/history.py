@@ -20,8 +20,8 @@ from textual.widgets.data_table import CellDoesNotExist
 from hud.screens.base import HudScreen
 from store.revisions import DOCUMENTS, Revision, diff_lines, revisions
 from widgets.diff_view import diff_text
-from widgets.flex_table import RowCursorTable
 from widgets.header import HudHeader
+from widgets.keyed_table import RowCursorTable
 from widgets.safe_text import safe
 from widgets.tabs.common import moment
 

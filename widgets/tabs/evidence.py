@@ -20,16 +20,10 @@ from textual.widgets import Static
 from store.problems import Problem
 from store.records import Evidence
 from widgets.filter import filter_bindings
+from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import (
-    Column,
-    DocumentScroll,
-    KeyedTable,
-    hanging,
-    join_lines,
-    verdict_text,
-)
+from widgets.tabs.common import DocumentScroll, hanging, join_lines, verdict_text
 from widgets.tabs.log_view import Line, LogView
 from widgets.words import plural
 

@@ -28,16 +28,11 @@ from store.records import (
 )
 from store.text import duration
 from widgets.filter import filter_bindings
+from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import key_of
 from widgets.safe_text import safe
 from widgets.status import LOOKS, status_text, theme_style
-from widgets.tabs.common import (
-    Column,
-    KeyedTable,
-    clock,
-    compact,
-    join_lines,
-)
+from widgets.tabs.common import clock, compact, join_lines
 from widgets.tabs.log_view import Line, LogView
 from widgets.words import plural
 

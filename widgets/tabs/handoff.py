@@ -12,10 +12,10 @@ from textual.widgets import Static
 
 from store.problems import Problem
 from store.records import Handoff
+from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
-    WIDE,
     DocumentScroll,
     FocusOnShow,
     ThemeAware,

@@ -21,14 +21,13 @@ from textual.widgets import DataTable, Static
 from store.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_delta
 from store.problems import Problem
 from store.records import Plan, PlanStep, StepEvent
+from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import KeyHints, hint, key_of
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
-    Column,
     DocumentScroll,
     FocusOnShow,
-    KeyedTable,
     ThemeAware,
     bullets,
     compact,
