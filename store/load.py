@@ -152,8 +152,8 @@ def plainly_unique(line: bytes, record: BaseModel) -> bool:
     when the line holds exactly 2(D + S') quotes, K + S <= D + S', and as K >= D and
     S >= S', K = D: no key repeats. Attempts (free-form `args`), unknown fields and lines
     whose counts differ (a string holding a quote, a string in an optional field) get
-    False and take the full parse (jiter, which names the duplicate). Costs a third of
-    that parse, on the hot path of every scan.
+    False and take the full parse (jiter, which names the duplicate). Parsing every line
+    instead costs a scan a third more instructions per line (docs/architecture.md).
     """
     return line.count(b'"') == _quotes(record)
 

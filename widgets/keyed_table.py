@@ -1,18 +1,21 @@
-"""The HUD's DataTables, one convention: rows are (key, cells) records, set by key.
+"""The HUD's tables, one convention: rows are (key, cells) records, set by key.
 
-A table is a `KeyedTable`: its owner hands it every row as a stable key (a mission,
-request or step id, a line number) and a tuple of rich `Text` cells, through
-`set_rows`; each cell goes through `cell` (one line, cut with an ellipsis); only changed
-cells are updated, and the cursor stays on its key when rows come, go or move. Columns
-are `(key, label, narrow width, wide width)`, a width of 0 taking what is left
-(`widths_for`). What a row stands for the owner keeps by key; `selected_key` says which.
+A table whose rows change is a `KeyedTable`: its owner hands it every row as a stable
+key (a mission, request or step id, a path, a place in a file) and a tuple of rich
+`Text` cells, through `set_rows`; each cell goes through `cell` (one line, cut with an
+ellipsis); only changed cells are updated, and the cursor stays on its key when rows
+come, go or move. Columns are `(key, label, narrow width, wide width)`: a width of 0
+takes what is left (`widths_for`; `FlexTable` keeps room for a scrollbar), None fits
+the content. What a row stands for the owner keeps by key; `selected_key` says which.
+
+Two tables are not KeyedTables: the help screen's keys (a `RowCursorTable`, filled once)
+and the overview's `widgets.row_table.RowTable`, which follows the same convention (rows
+by key, the cursor on its key) on the Line API, for rows that change many times a second.
 
 Textual's DataTable binds home, end, left and right to horizontal scrolling, which in a
 row table that fits its width does nothing; these tables bind only what moves the row
-cursor (ids shared with `widgets.row_table.RowTable`, so one `[keys]` remap serves
-every table), and enter only where selecting a row does something. The overview's
-`RowTable` follows the same convention (rows by key, the cursor on its key) on the Line
-API, for a table that changes many times a second.
+cursor (ids shared with `RowTable`, so one `[keys]` remap serves every table), and enter
+only where selecting a row does something.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from textual.widgets.data_table import RowKey
 WIDE = 120
 """From this many columns a tab uses its wide layout."""
 
-Column = tuple[str, str, int, int]
-"""(key, label, narrow width, wide width); a width of 0 takes what is left."""
+Column = tuple[str, str, int | None, int | None]
+"""(key, label, narrow width, wide width); a width of 0 takes what is left, None fits the
+content."""
 
 
 def cell(text: Text) -> Text:
@@ -81,7 +85,7 @@ class KeyedTable(RowCursorTable):
         self.column_spec = tuple(columns)
         self.on_relayout = on_relayout
         self.wide = False
-        self._widths: tuple[int, ...] = ()
+        self._widths: tuple[int | None, ...] = ()
         self._order: list[str] = []
         self._cells: dict[str, tuple[Text, ...]] = {}
 
@@ -93,18 +97,19 @@ class KeyedTable(RowCursorTable):
     def on_resize(self, event: events.Resize) -> None:
         self._layout(event.size.width)
 
-    def widths_for(self, width: int) -> tuple[int, ...]:
+    def widths_for(self, width: int) -> tuple[int | None, ...]:
         wide = width >= WIDE
         fixed = [(w if wide else n) for _, _, n, w in self.column_spec]
         padding = 2 * self.cell_padding * len(fixed)
-        rest = max(8, width - sum(fixed) - padding - 2)
-        return tuple(w or rest for w in fixed)
+        rest = max(8, width - sum(w or 0 for w in fixed) - padding - 2)
+        return tuple(rest if w == 0 else w for w in fixed)
 
     def width_of(self, column: str) -> int:
-        """The width of `column` as laid out (as at 80 cells before the first layout)."""
+        """The width of `column` as laid out (as at 80 cells before the first layout; 0 for
+        a column that fits its content)."""
         keys = [key for key, *_ in self.column_spec]
         widths = self._widths or self.widths_for(self.size.width or 80)
-        return widths[keys.index(column)]
+        return widths[keys.index(column)] or 0
 
     def _layout(self, width: int) -> None:
         widths = self.widths_for(width)
@@ -196,7 +201,8 @@ class KeyedTable(RowCursorTable):
                 continue
             for index, value in enumerate(cells):
                 if index >= len(old) or old[index] != value:
-                    self.update_cell(key, names[index], cell(value))
+                    fits = self._widths[index] is None  # the column fits its content
+                    self.update_cell(key, names[index], cell(value), update_width=fits)
             self._cells[key] = cells
             changed = True
         return changed
@@ -206,7 +212,7 @@ class FlexTable(KeyedTable):
     """A KeyedTable with one width per column (narrow and wide alike) whose column of
     width 0 leaves room for a vertical scrollbar, shown or not."""
 
-    def widths_for(self, width: int) -> tuple[int, ...]:
+    def widths_for(self, width: int) -> tuple[int | None, ...]:
         fixed = [narrow for _, _, narrow, _ in self.column_spec]
         spare = width - sum(w + 2 for w in fixed if w) - 3 - self.styles.scrollbar_size_vertical
-        return tuple(w or max(12, spare) for w in fixed)
+        return tuple(max(12, spare) if w == 0 else w for w in fixed)
