@@ -1,4 +1,4 @@
-"""Pieces the mission tabs share: text helpers, a keyed table, focus on show.
+"""Pieces the mission tabs share: text helpers, focus on show, a document scroll.
 
 Nothing here reads files: the tab widgets render what the views hand them.
 """
