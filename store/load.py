@@ -152,8 +152,8 @@ def plainly_unique(line: bytes, record: BaseModel) -> bool:
     when the line holds exactly 2(D + S') quotes, K + S <= D + S', and as K >= D and
     S >= S', K = D: no key repeats. Attempts (free-form `args`), unknown fields and lines
     whose counts differ (a string holding a quote, a string in an optional field) get
-    False and take the full parse (jiter, which names the duplicate). Costs a third of
-    that parse, on the hot path of every scan.
+    False and take the full parse (jiter, which names the duplicate). Parsing every line
+    instead costs a scan a third more instructions per line (docs/architecture.md).
     """
     return line.count(b'"') == _quotes(record)
 
@@ -552,46 +552,40 @@ class LogReader:
     def _lines(self, lines: Iterator[bytes], start: int, batch: LogBatch) -> int:
         """Check complete lines (JSON, schema, seq, chain); returns the offset after them.
 
-        The hot loop of a scan: the common line, with nothing to report, is checked here
-        with the reader's state in locals; any other line goes to `_irregular`.
+        The common line, with nothing to report, is checked here; any other line goes to
+        `_irregular`.
         """
-        index, validate = self.line_starts.append, self.validate
-        deliver = self.on_record or (lambda record, _line_no: batch.records.append(record))
-        line_no, seq, prev = self.line_no, self.last_seq, self.last_hash
         for line in lines:
-            index(start)
+            self.line_starts.append(start)
             start += len(line) + 1
-            line_no += 1
             if len(line) > MAX_LINE_BYTES:
-                self.line_no, self.last_seq = line_no - 1, seq
                 self._too_long(sha256(line).hexdigest(), batch)
-                line_no, seq, prev = self.line_no, self.last_seq, self.last_hash
                 continue
+            self.line_no += 1
             digest = sha256(line).hexdigest()
+            prev, self.last_hash = self.last_hash, digest
             try:
-                record = validate(line)
+                record = self.validate(line)
             except ValidationError as exc:  # not kept past this block: it holds this frame
-                self.line_no, self.last_seq, self.last_hash = line_no, seq, digest
                 self._invalid(line, exc, batch)
-                seq, prev = self.last_seq, digest
                 continue
-            fields = record.__dict__  # one lookup: pydantic's __getattr__ slows each field
             if (
-                fields["prev"] == prev
-                and fields["seq"] == seq + 1
-                and line_no > 1
-                and line.count(b'"') == _quotes(record)  # see plainly_unique
+                record.prev == prev
+                and record.seq == self.last_seq + 1
+                and self.line_no > 1
+                and plainly_unique(line, record)
             ):
-                seq += 1
-                prev = digest
-                deliver(record, line_no)
-                continue
-            self.line_no, self.last_seq, self.last_hash = line_no, seq, digest
-            if self._irregular(line, record, prev, batch):
-                deliver(record, line_no)
-            seq, prev = self.last_seq, digest
-        self.line_no, self.last_seq, self.last_hash = line_no, seq, prev
+                self.last_seq += 1
+                self._deliver(record, batch)
+            elif self._irregular(line, record, prev, batch):
+                self._deliver(record, batch)
         return start
+
+    def _deliver(self, record: Any, batch: LogBatch) -> None:
+        if self.on_record is None:
+            batch.records.append(record)
+        else:
+            self.on_record(record, self.line_no)
 
     def _too_long(self, digest: str, batch: LogBatch) -> None:
         """A line over MAX_LINE_BYTES: not parsed, counted as one seq; the chain goes on."""

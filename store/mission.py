@@ -78,10 +78,6 @@ class StepLatest(NamedTuple):
     line: int
 
 
-_make_tuple = tuple.__new__
-"""Makes a NamedTuple from a tuple without the Python frame of its `__new__`."""
-
-
 class Reference(NamedTuple):
     """Where a log first mentioned something (a step, a plan version)."""
 
@@ -157,39 +153,37 @@ class MissionState:
 
     def _on_event(self, event: Any, line: int) -> None:
         """Fold one event into the aggregates (the hot path of a scan)."""
-        fields = event.__dict__  # one lookup: pydantic's __getattr__ hook slows each field
         if self.first_event_at is None:
-            self.first_event_at = fields["at"]
-        self.last_event_at = fields["at"]
+            self.first_event_at = event.at
+        self.last_event_at = event.at
         ledger = self.ledger
-        if fields["actor"] != ledger.actor:
+        if event.actor != ledger.actor:
             ledger.new_actor(event, line)
-        kind = fields["type"]
+        kind = event.type
         if kind == "step":
-            step, steps = fields["step"], self.step_latest
+            step, steps = event.step, self.step_latest
             before = steps.get(step)
-            steps[step] = _make_tuple(StepLatest, (event, line))
+            steps[step] = StepLatest(event, line)
             if (
                 before is None
-                or fields["state"] in NOTED_STATES
-                or fields["plan_version"] != ledger.plan_now
-                or (ledger.mixed and before.event.actor != fields["actor"])
+                or event.state in NOTED_STATES
+                or event.plan_version != ledger.plan_now
+                or (ledger.mixed and before.event.actor != event.actor)
             ):
                 ledger.step(event, line, before)
             if step not in self.event_step_refs:
                 self.event_step_refs[step] = Reference(self.events_path, line)
-            if fields["plan_version"] not in self.plan_version_refs:
-                self.plan_version_refs[fields["plan_version"]] = Reference(self.events_path, line)
+            if event.plan_version not in self.plan_version_refs:
+                self.plan_version_refs[event.plan_version] = Reference(self.events_path, line)
             self.halt = None
         elif kind == "usage":
-            point = (fields["at"], float(fields["usd"]), fields["tokens"], fields["steps"])
-            self.usage.append(_make_tuple(UsagePoint, point))
+            self.usage.append(UsagePoint(event.at, float(event.usd), event.tokens, event.steps))
         elif kind == "attempt":
-            step = fields["step"]
+            step = event.step
             if step not in self.event_step_refs:
                 self.event_step_refs[step] = Reference(self.events_path, line)
-            if fields["approval"] and fields["phase"] == "started":
-                self.used_approvals.setdefault(fields["approval"], event)
+            if event.approval and event.phase == "started":
+                self.used_approvals.setdefault(event.approval, event)
             latest = self.step_latest.get(step)
             ledger.attempt(event, line, latest.event.plan_version if latest else ledger.plan_now)
         elif kind == "halt":

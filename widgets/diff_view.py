@@ -25,15 +25,15 @@ def diff_text(
         if number:
             out.append("\n")
         if line.startswith(("+++", "---")):
-            style = theme_style("foreground", "bold", variables)
+            style = theme_style("$foreground bold", variables)
         elif line.startswith("@@"):
-            style = theme_style("accent", "", variables)
+            style = theme_style("$accent", variables)
         elif line.startswith("+"):
-            style = theme_style("success", "", variables)
+            style = theme_style("$success", variables)
         elif line.startswith("-"):
-            style = theme_style("error", "", variables)
+            style = theme_style("$error", variables)
         else:
-            style = theme_style("foreground", "dim", variables)
+            style = theme_style("$foreground dim", variables)
         piece = safe(line)
         piece.style = style
         out.append_text(piece)

@@ -31,9 +31,9 @@ def percent_bar(
     percent = "∞" if math.isinf(value) else str(round(value * 100))
     figure = f"!{percent}%" if over else f"{percent:>3}%"
     if over:
-        alert = theme_style("error", "bold", variables)
+        alert = theme_style("$error bold", variables)
     elif value >= WARN_AT:
-        alert = theme_style("warning", "", variables)
+        alert = theme_style("$warning", variables)
     else:
         alert = None
     cells = width - len(figure) - 1
@@ -41,7 +41,7 @@ def percent_bar(
         return Text(figure.rjust(width), style=alert or "")
     bar = blocks(min(value, 1.0), cells)
     text = Text()
-    text.append(bar, style=alert or theme_style("accent", "", variables))
+    text.append(bar, style=alert or theme_style("$accent", variables))
     text.append("░" * (cells - len(bar)), style="dim")
     text.append(" ")
     text.append(figure, style=alert or "")

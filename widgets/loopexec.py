@@ -21,10 +21,10 @@ from store.loopexec import (
     exit_code,
 )
 from store.text import duration
-from widgets.flex_table import FlexTable
+from widgets.keyed_table import Column, FlexTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import cell, compact, field_line, join_lines
+from widgets.tabs.common import compact, field_line, join_lines
 
 WIDTH = 16
 
@@ -36,17 +36,17 @@ def _time(when: datetime | None) -> str:
 def halt_text(reason: str, variables: Mapping[str, str] | None = None) -> Text:
     """`halt_reason (17 no-convergence)`, coloured by how the run ended."""
     code = exit_code(reason)
-    colour, emphasis = (
-        ("success", "")
+    style = (
+        "$success"
         if code in (0, 10)
-        else ("warning", "bold reverse")
+        else "$warning bold reverse"
         if code in (11, 16)
-        else ("warning", "bold")
+        else "$warning bold"
         if code in (12, 17, 18, 19)
-        else ("error", "bold")
+        else "$error bold"
     )
     text = safe(reason)
-    text.stylize(theme_style(colour, emphasis, variables))
+    text.stylize(theme_style(style, variables))
     text.append(f"  (exit {exit_class(reason)})", style="dim")
     return text
 
@@ -107,7 +107,7 @@ def summary_text(
         if heartbeat.stale(now):
             beat.append(
                 f"  STALE (> {duration(HEARTBEAT_STALE_SECONDS)})",
-                style=theme_style("warning", "bold reverse", variables),
+                style=theme_style("$warning bold reverse", variables),
             )
         beat.append(
             f"   pid {heartbeat.pid}  iter {heartbeat.iteration}  {heartbeat.phase}", style="dim"
@@ -121,7 +121,7 @@ def summary_text(
         word = (
             "OPEN: a human is asked" if escalation_open else str(recorded.get("state", "written"))
         )
-        style = theme_style("warning", "bold reverse", variables) if escalation_open else ""
+        style = theme_style("$warning bold reverse", variables) if escalation_open else ""
         esc.append(word, style=style)
         if recorded.get("acked_by"):
             esc.append(" by ")
@@ -150,57 +150,57 @@ def summary_text(
 class ReceiptTable(FlexTable):
     """The receipt as a timeline: time, iteration, event, exit code, detail."""
 
-    COLUMNS = (
-        ("time", "Time", 9),
-        ("iter", "It", 3),
-        ("event", "Event", 19),
-        ("exit", "Exit", 4),
-        ("detail", "Detail", 0),
+    COLUMNS: tuple[Column, ...] = (
+        ("time", "Time", 9, 9),
+        ("iter", "It", 3, 3),
+        ("event", "Event", 19, 19),
+        ("exit", "Exit", 4, 4),
+        ("detail", "Detail", 0, 0),
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.shown = 0
+        super().__init__(self.COLUMNS, id=id)
         self.events: list[ReceiptEvent] = []
 
     def show(
         self, events: Sequence[ReceiptEvent], variables: Mapping[str, str] | None = None
     ) -> None:
+        """Rows keyed by their place in the receipt; follows the end while the cursor is
+        on the last row."""
+        if list(events) == self.events:
+            return
         following = not self.row_count or self.cursor_row >= self.row_count - 1
-        if len(events) < len(self.events) or events[: len(self.events)] != self.events:
-            self.clear()
-            self.events = []
-        new = events[len(self.events) :]
-        for event in new:
-            at = event.at
-            name = safe(event.event)
-            if event.event == "halt":
-                name.stylize("bold")
-            code = event.exit_code
-            exit_text = Text("" if code is None else str(code))
-            if code not in (None, 0):
-                exit_text.stylize(theme_style("error", "bold", variables))
-            detail = (
-                halt_text(event.detail, variables)
-                if event.event == "halt" and event.detail
-                else safe(event.detail)
-            )
-            self.add_row(
-                Text(at.strftime("%H:%M:%S") if at else "—"),
-                Text("" if event.iteration is None else str(event.iteration)),
-                cell(name),
-                exit_text,
-                cell(detail),
-            )
-        self.events.extend(new)
+        self.events = list(events)
+        self.set_rows([(str(n), _receipt_cells(e, variables)) for n, e in enumerate(events)])
         if following and self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False)
 
     @property
     def selected(self) -> ReceiptEvent | None:
-        if not self.row_count or not 0 <= self.cursor_row < len(self.events):
-            return None
-        return self.events[self.cursor_row]
+        key = self.selected_key
+        return None if key is None else self.events[int(key)]
+
+
+def _receipt_cells(event: ReceiptEvent, variables: Mapping[str, str] | None) -> tuple[Text, ...]:
+    name = safe(event.event)
+    if event.event == "halt":
+        name.stylize("bold")
+    code = event.exit_code
+    exit_text = Text("" if code is None else str(code))
+    if code not in (None, 0):
+        exit_text.stylize(theme_style("$error bold", variables))
+    detail = (
+        halt_text(event.detail, variables)
+        if event.event == "halt" and event.detail
+        else safe(event.detail)
+    )
+    return (
+        Text(event.at.strftime("%H:%M:%S") if event.at else "—"),
+        Text("" if event.iteration is None else str(event.iteration)),
+        name,
+        exit_text,
+        detail,
+    )
 
 
 def event_detail(event: ReceiptEvent | None, variables: Mapping[str, str] | None = None) -> Text:

@@ -12,10 +12,10 @@ from rich.text import Text
 from store.loopx.goal import Goal
 from store.loopx.policy import Policy, policy
 from store.loopx.state import Todo
-from widgets.flex_table import FlexTable
+from widgets.keyed_table import Column, FlexTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import cell, field_line, join_lines
+from widgets.tabs.common import field_line, join_lines
 
 WIDTH = 12
 NOT_CHAINED = "log not chained (loopx keeps no hash chain)"
@@ -35,7 +35,7 @@ def summary_text(goal: Goal, runtime_root: str, variables: Mapping[str, str] | N
     parts.append(field_line("runtime", safe(runtime_root or "— (none)"), WIDTH))
     parts.append(field_line("state file", safe(goal.state_path), WIDTH))
     for gate in goal.gates():
-        line = Text("NEEDS YOU ", style=theme_style("warning", "bold reverse", variables))
+        line = Text("NEEDS YOU ", style=theme_style("$warning bold reverse", variables))
         if gate.blocks_agent:
             line.append("blocks ")
             line.append_text(safe(gate.blocks_agent))
@@ -84,45 +84,38 @@ def _line(text: Text, width: int = 64) -> Text:
 class TodoTable(FlexTable):
     """Every todo: status, owner, claimed by, evidence, text."""
 
-    COLUMNS = (
-        ("mark", "", 3),
-        ("role", "Role", 5),
-        ("class", "Class", 16),
-        ("claimed", "Claimed by", 12),
-        ("evidence", "Evidence", 20),
-        ("text", "Todo", 0),
+    COLUMNS: tuple[Column, ...] = (
+        ("mark", "", 3, 3),
+        ("role", "Role", 5, 5),
+        ("class", "Class", 16, 16),
+        ("claimed", "Claimed by", 12, 12),
+        ("evidence", "Evidence", 20, 20),
+        ("text", "Todo", 0, 0),
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(self.COLUMNS, id=id)
         self.todos: list[Todo] = []
 
     def show(self, todos: Sequence[Todo], variables: Mapping[str, str] | None = None) -> None:
+        """Rows keyed by their place in the goal file (todo ids need not be unique)."""
         if list(todos) == self.todos:
             return
-        cursor = self.cursor_row
-        self.clear()
         self.todos = list(todos)
-        for todo in self.todos:
-            mark = Text(MARKS.get(todo.status, "[?]"))
-            if todo.is_gate:
-                mark.stylize(theme_style("warning", "bold reverse", variables))
-            self.add_row(
-                mark,
-                Text(todo.role),
-                cell(safe(todo.task_class)),
-                cell(safe(todo.claimed_by)),
-                cell(safe(todo.evidence)),
-                cell(safe(todo.text)),
-            )
-        if self.row_count:
-            self.move_cursor(row=min(cursor, self.row_count - 1), animate=False)
+        self.set_rows([(str(n), _todo_cells(todo, variables)) for n, todo in enumerate(todos)])
 
     @property
     def selected(self) -> Todo | None:
-        if not self.row_count or not 0 <= self.cursor_row < len(self.todos):
-            return None
-        return self.todos[self.cursor_row]
+        key = self.selected_key
+        return None if key is None else self.todos[int(key)]
+
+
+def _todo_cells(todo: Todo, variables: Mapping[str, str] | None) -> tuple[Text, ...]:
+    mark = Text(MARKS.get(todo.status, "[?]"))
+    if todo.is_gate:
+        mark.stylize(theme_style("$warning bold reverse", variables))
+    texts = (todo.task_class, todo.claimed_by, todo.evidence, todo.text)
+    return (mark, Text(todo.role), *map(safe, texts))
 
 
 def todo_detail(goal: Goal, todo: Todo | None) -> Text:

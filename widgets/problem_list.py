@@ -30,7 +30,7 @@ def problem_text(problem: Problem) -> Text:
 class ProblemList(OptionList, inherit_bindings=False):
     """Problems under a heading per group (a mission, an outside row, the workspace),
     groups by name, errors first within each. Keys move the cursor (enter would open
-    nothing); their ids are the tables' (`widgets.flex_table`)."""
+    nothing); their ids are the tables' (`widgets.keyed_table`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),

@@ -22,16 +22,10 @@ from store.records import Decision
 from store.text import countdown
 from widgets.json_text import json_text
 from widgets.json_view import json_view
+from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
-from widgets.tabs.common import (
-    Column,
-    DocumentScroll,
-    KeyedTable,
-    heading,
-    label,
-    moment,
-)
+from widgets.tabs.common import DocumentScroll, heading, label, moment
 from widgets.words import apart
 
 LABEL = 12
@@ -81,8 +75,8 @@ def facts_text(review: Review, now: datetime, variables: Mapping[str, str] | Non
         if review.latest_plan_version is not None:
             plan.append(f" (latest v{review.latest_plan_version})", style="dim")
         if review.binding.rule is not None:
-            style = "error" if review.binding.stale else "warning"
-            plan.append(f" {review.binding.rule}", style=theme_style(style, "bold", variables))
+            style = "$error bold" if review.binding.stale else "$warning bold"
+            plan.append(f" {review.binding.rule}", style=theme_style(style, variables))
         step_id = request.step if request is not None else (review.raw or {}).get("step")
         plan.append(" · step ")
         plan.append_text(safe(str(step_id)))
@@ -119,8 +113,8 @@ def findings_text(
     verdict without one (read-only mode) is not offered."""
     keys = keys or {}
     lines: list[Text] = []
-    error = theme_style("error", "bold", variables)
-    warning = theme_style("warning", "bold", variables)
+    error = theme_style("$error bold", variables)
+    warning = theme_style("$warning bold", variables)
     pending = review.status is RequestStatus.PENDING
     if review.plan_stale:
         version = review.binding.plan_version

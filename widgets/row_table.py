@@ -3,7 +3,9 @@
 Textual's DataTable clears every cell's render cache on any update, so a table that
 changes many times a second repaints every visible cell each time. This Line-API
 table caches each row's rendered strip by (row version, width, cursor, theme) and
-repaints only what changed; rows are addressed by key, never rebuilt wholesale.
+repaints only what changed; rows are addressed by key, never rebuilt wholesale. It
+follows the tables' convention (`widgets.keyed_table`): rows as (key, cells), the cursor
+on its key.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ from rich.text import Text
 
 from store.problems import Problem
 from store.small.models import Entry, Task, strings_of, text_of
-from widgets.flex_table import FlexTable
+from widgets.keyed_table import Column, FlexTable, cell
 from widgets.safe_text import safe
-from widgets.status import LOOKS, theme_style
-from widgets.tabs.common import bullets, cell, field_line, heading, join_lines, problem_text
+from widgets.status import status_text, theme_style
+from widgets.tabs.common import bullets, field_line, heading, join_lines, problem_text
 
 
 class _Fixed(Text):
@@ -50,12 +50,7 @@ def small_status(
     status: str, variables: Mapping[str, str] | None = None, *, word: bool = True
 ) -> Text:
     """`✓ completed`, `■ blocked`: SMALL's own word with the HUD's symbol and colour."""
-    look = LOOKS.get(SMALL_LOOKS.get(status, ""))
-    if look is None:
-        text = Text("-")
-        return text.append(" ").append_text(safe(status)) if word and status else text
-    label = f"{look.symbol} {status}" if word else look.symbol
-    return Text(label, style=theme_style(look.colour, look.emphasis, variables))
+    return status_text(status, variables, word=word, like=SMALL_LOOKS.get(status, ""))
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -121,7 +116,7 @@ def intent_text(
         line = Text("  ")
         line.append(
             "✗ error" if error else ("⚠ warn " if severity == "warn" else f"- {severity}"),
-            style=theme_style("error" if error else "warning", "bold" if error else "", variables),
+            style=theme_style("$error bold" if error else "$warning", variables),
         )
         line.append("  ")
         line.append_text(safe(text_of(item.get("id")).ljust(width)))
@@ -147,51 +142,53 @@ def intent_text(
 class PlanTable(FlexTable):
     """One row per plan task: status, id, title, dependencies (unmet ones marked)."""
 
-    COLUMNS = (
-        ("status", "Status", 13),
-        ("id", "Task", 9),
-        ("title", "Title", 0),
-        ("deps", "Depends on", 12),
+    COLUMNS: tuple[Column, ...] = (
+        ("status", "Status", 13, 13),
+        ("id", "Task", 9, 9),
+        ("title", "Title", 0, 0),
+        ("deps", "Depends on", 12, 12),
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(self.COLUMNS, id=id)
         self.tasks: list[Task] = []
 
     def show(self, tasks: Sequence[Task], variables: Mapping[str, str] | None = None) -> None:
+        """Rows keyed by their place in the plan (task ids need not be unique)."""
         if list(tasks) == self.tasks:
             return
-        row = self.cursor_row
         self.tasks = list(tasks)
         status = {t.id: t.status for t in tasks}
-        self.clear()
-        for index, task in enumerate(tasks):
-            deps = Text()
-            for n, dep in enumerate(task.dependencies):
-                if n:
-                    deps.append(" ")
-                done = status.get(dep) == "completed"
-                shown = safe(dep)
-                if not done:
-                    shown.stylize("bold")
-                deps.append_text(shown)
-                if not done:
-                    deps.append("*", style="bold")
-            self.add_row(
-                cell(small_status(task.status, variables)),
-                cell(safe(task.id)),
-                cell(safe(task.title)),
-                cell(deps if task.dependencies else Text("—", style="dim")),
-                key=str(index),
-            )
-        if self.row_count:
-            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+        self.set_rows(
+            [(str(n), _task_cells(task, status, variables)) for n, task in enumerate(tasks)]
+        )
 
     @property
     def selected(self) -> Task | None:
-        if not self.row_count or not 0 <= self.cursor_row < len(self.tasks):
-            return None
-        return self.tasks[self.cursor_row]
+        key = self.selected_key
+        return None if key is None else self.tasks[int(key)]
+
+
+def _task_cells(
+    task: Task, status: Mapping[str, str], variables: Mapping[str, str] | None
+) -> tuple[Text, ...]:
+    deps = Text()
+    for n, dep in enumerate(task.dependencies):
+        if n:
+            deps.append(" ")
+        done = status.get(dep) == "completed"
+        shown = safe(dep)
+        if not done:
+            shown.stylize("bold")
+        deps.append_text(shown)
+        if not done:
+            deps.append("*", style="bold")
+    return (
+        small_status(task.status, variables),
+        safe(task.id),
+        safe(task.title),
+        deps if task.dependencies else Text("—", style="dim"),
+    )
 
 
 def task_detail(
@@ -247,44 +244,37 @@ class Timeline(FlexTable):
     Follows the end (like `tail -f`) while the cursor is on the last row.
     """
 
-    COLUMNS = (
-        ("n", "#", 5),
-        ("time", "Time", 14),
-        ("task", "Task", 12),
-        ("st", "St", 2),
-        ("what", "What", 0),
+    COLUMNS: tuple[Column, ...] = (
+        ("n", "#", 5, 5),
+        ("time", "Time", 14, 14),
+        ("task", "Task", 12, 12),
+        ("st", "St", 2, 2),
+        ("what", "What", 0, 0),
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(self.COLUMNS, id=id)
         self.entries: list[Entry] = []
         self.generation = -1
+        self._rows: list[tuple[str, tuple[Text, ...]]] = []
+        """The rows of `entries`, made once each (a SMALL log may hold thousands)."""
 
     def show(
         self, entries: Sequence[Entry], generation: int, variables: Mapping[str, str] | None = None
     ) -> int:
-        """Show `entries`; returns how many rows were added (all of them after a rebuild)."""
+        """Show `entries`, keyed by place; returns how many rows were added (all of them
+        after a rebuild)."""
         following = not self.row_count or self.cursor_row >= self.row_count - 1
         start = len(self.entries)
         if generation != self.generation or len(entries) < start:
-            self.clear()
-            self.entries = []
-            start = 0
+            self.entries, self._rows, start = [], [], 0
             self.generation = generation
         new = entries[start:]
         if not new:
             return 0
         self.entries.extend(new)
-        self.add_rows(
-            (
-                fixed(Text(str(e.index + 1), style="dim")),
-                fixed(Text(_short_time(e.timestamp))),
-                fixed(cell(safe(e.task_id))),
-                fixed(small_status(e.status, variables, word=False)),
-                fixed(cell(safe(_first_line(e.what)))),
-            )
-            for e in new
-        )
+        self._rows += [(str(e.index), _entry_cells(e, variables)) for e in new]
+        self.set_rows(self._rows)
         if following:
             self.move_cursor(row=self.row_count - 1, animate=False)
         return len(new)
@@ -294,6 +284,16 @@ class Timeline(FlexTable):
         if not self.row_count or not 0 <= self.cursor_row < len(self.entries):
             return None
         return self.entries[self.cursor_row]
+
+
+def _entry_cells(entry: Entry, variables: Mapping[str, str] | None) -> tuple[Text, ...]:
+    return (
+        fixed(Text(str(entry.index + 1), style="dim")),
+        fixed(Text(_short_time(entry.timestamp))),
+        fixed(safe(entry.task_id)),
+        fixed(small_status(entry.status, variables, word=False)),
+        fixed(safe(_first_line(entry.what))),
+    )
 
 
 def entry_detail(entry: Entry | None, variables: Mapping[str, str] | None = None) -> Text:
@@ -393,7 +393,7 @@ def checks_text(
         good = verdict == "valid"
         head.append(
             f"{'✓' if good else '✗'} {name} {verdict}",
-            style=theme_style("success" if good else "error", "" if good else "bold", variables),
+            style=theme_style("$success" if good else "$error bold", variables),
         )
         head.append("   ")
     parts: list[Text | str] = [head, ""]
@@ -424,7 +424,7 @@ def resume_line(
     tail = Text("  ")
     tail.append(
         "✗ " + ", ".join(failed) if failed else "✓ valid",
-        style=theme_style("error" if failed else "success", "bold" if failed else "", variables),
+        style=theme_style("$error bold" if failed else "$success", variables),
     )
     line.no_wrap = True
     line.overflow = "ellipsis"

@@ -13,7 +13,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from widgets.flex_table import RowCursorTable
+from widgets.keyed_table import RowCursorTable
 from widgets.keys import hint
 
 

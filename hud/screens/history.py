@@ -15,19 +15,24 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
-from textual.widgets.data_table import CellDoesNotExist
 
 from hud.screens.base import HudScreen
 from store.revisions import DOCUMENTS, Revision, diff_lines, revisions
 from widgets.diff_view import diff_text
-from widgets.flex_table import RowCursorTable
 from widgets.header import HudHeader
+from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
 from widgets.tabs.common import moment
 
 MAX_ROWS = 8
 """Revisions listed without scrolling the table; the diff gets the rest."""
-COLUMNS = (("mark", "", 1), ("doc", "document", 11), ("rev", "rev", 4), ("who", "who", 22))
+COLUMNS: tuple[Column, ...] = (
+    ("mark", "", 1, 1),
+    ("doc", "document", 11, 11),
+    ("rev", "rev", 4, 4),
+    ("who", "who", 22, 22),
+    ("when", "when", None, None),
+)
 
 
 class HistoryScreen(HudScreen):
@@ -58,23 +63,18 @@ class HistoryScreen(HudScreen):
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static("", id="history-title")
-        table = RowCursorTable(id="revisions")
-        yield table
+        yield KeyedTable(COLUMNS, id="revisions")
         yield Static("", id="diff-title")
         with VerticalScroll(id="diff"):
             yield Static("", id="diff-text")
         yield Footer()
 
     @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one("#revisions", DataTable)
+    def table(self) -> KeyedTable:
+        return self.query_one("#revisions", KeyedTable)
 
     def on_mount(self) -> None:
         super().on_mount()
-        table = self.table
-        for key, label, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
-        table.add_column("when", key="when")
         self.sub_title = f"{self.mission_id} history"
         self.load()
 
@@ -109,16 +109,10 @@ class HistoryScreen(HudScreen):
         }  # intent then constraints, newest first
         if listed == self.revisions:
             return
-        table = self.table
-        cursor = self._cursor_key()
         self.revisions = listed
         self.marked = [m for m in self.marked if m in listed]
-        table.clear()
-        for relpath, revision in listed.items():
-            table.add_row(*self._cells(revision), key=relpath)
-        table.styles.height = min(len(listed), MAX_ROWS) + 1
-        if cursor in listed:
-            table.move_cursor(row=table.get_row_index(cursor))
+        self._set_rows()
+        self.table.styles.height = min(len(listed), MAX_ROWS) + 1
         title = Text(f"History of {self.mission_id}: ", style="bold")
         title.append(f"{len(listed)} revisions", style="")
         self.query_one("#history-title", Static).update(title)
@@ -140,15 +134,8 @@ class HistoryScreen(HudScreen):
             when.append("  current", style="bold")
         return mark, document, number, who, when
 
-    def _cursor_key(self) -> str | None:
-        table = self.table
-        if table.row_count == 0:
-            return None
-        try:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except CellDoesNotExist:
-            return None
-        return str(key) if key is not None else None
+    def _set_rows(self) -> None:
+        self.table.set_rows([(key, self._cells(r)) for key, r in self.revisions.items()])
 
     # ---- diff ----------------------------------------------------------------------------
 
@@ -157,7 +144,7 @@ class HistoryScreen(HudScreen):
         if len(self.marked) == 2:
             one, two = sorted((self.revisions[m] for m in self.marked), key=_order)
             return one, two
-        key = self._cursor_key()
+        key = self.table.selected_key
         if key is None:
             return None, None
         new = self.revisions[key]
@@ -203,7 +190,7 @@ class HistoryScreen(HudScreen):
     # ---- actions -------------------------------------------------------------------------
 
     def action_mark(self) -> None:
-        key = self._cursor_key()
+        key = self.table.selected_key
         if key is None:
             return
         if key in self.marked:
@@ -218,10 +205,7 @@ class HistoryScreen(HudScreen):
         self._refresh_marks()
 
     def _refresh_marks(self) -> None:
-        table = self.table
-        for relpath in self.revisions:
-            mark = Text("●" if relpath in self.marked else " ", style="bold")
-            table.update_cell(relpath, "mark", mark)
+        self._set_rows()
         self.show_diff()
 
     def action_cursor_down(self) -> None:

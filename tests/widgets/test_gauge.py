@@ -43,10 +43,10 @@ def test_narrow_percent_bar_keeps_the_figure() -> None:
 
 def test_percent_bar_warns_then_alerts() -> None:
     calm, warn, over = (percent_bar(f, 12) for f in (0.5, 0.85, 1.2))
-    assert calm.spans[0].style == Style.parse("cyan")
-    assert warn.spans[0].style == Style.parse("yellow")
-    assert over.spans[0].style == Style.parse("bold red")
-    assert over.spans[-1].style == Style.parse("bold red")
+    assert calm.spans[0].style == Style.parse("color(6)")
+    assert warn.spans[0].style == Style.parse("color(3)")
+    assert over.spans[0].style == Style.parse("bold color(1)")
+    assert over.spans[-1].style == Style.parse("bold color(1)")
     colours = {"accent": "#00ffff", "warning": "#ffff00", "error": "#ff0000"}
     assert percent_bar(1.2, 12, colours).spans[0].style == Style.parse("bold #ff0000")
 

@@ -20,8 +20,8 @@ from store.load import EVENT_ADAPTER
 from store.mission import UsagePoint
 from store.problems import Problem
 from store.records import Constraints, Evidence, Handoff, Intent, Plan, validate
+from widgets.keyed_table import KeyedTable
 from widgets.tabs.budget import BudgetView, budget_text
-from widgets.tabs.common import KeyedTable
 from widgets.tabs.evidence import EvidenceView
 from widgets.tabs.execution import ExecutionView
 from widgets.tabs.handoff import HandoffView

@@ -18,7 +18,7 @@ class ThemedApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable()
-        yield Static("x", classes="status-failed problem")
+        yield Static("x", classes="problem")
         yield Footer()
 
     def on_mount(self) -> None:

@@ -108,7 +108,7 @@ def limit_lines(
     first.append_text(percent_bar(limit.fraction, bar_width, variables))
     first.append(f"  {amount(name, limit.used)} of {amount(name, limit.limit)}")
     second = Text(" " * _NAME_WIDTH)
-    alert = theme_style("error", "bold", variables)
+    alert = theme_style("$error bold", variables)
     if limit.used >= limit.limit:
         second.append("✗ exhausted", style=alert)
         return [first, second]
@@ -151,7 +151,7 @@ def budget_text(
         title.append("   deadline ", style="dim")
         title.append(f"{moment(budget.deadline, seconds=False)} ({until(budget.deadline, now)})")
     parts.append(title)
-    alert = theme_style("error", "bold", variables)
+    alert = theme_style("$error bold", variables)
     if budget.deadline is not None and budget.deadline <= now:
         parts.append(
             Text(
@@ -206,7 +206,7 @@ def budget_text(
         )
         parts.append(head)
         for row in plot(values, plot_height):
-            parts.append(Text(row, style=theme_style("accent", "", variables)))
+            parts.append(Text(row, style=theme_style("$accent", variables)))
         axis = Text(moment(start, seconds=False), style="dim")
         right = moment(end, seconds=False)
         gap = max(1, len(values) - len(axis) - len(right))

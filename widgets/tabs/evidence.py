@@ -20,16 +20,10 @@ from textual.widgets import Static
 from store.problems import Problem
 from store.records import Evidence
 from widgets.filter import filter_bindings
+from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import (
-    Column,
-    DocumentScroll,
-    KeyedTable,
-    hanging,
-    join_lines,
-    verdict_text,
-)
+from widgets.tabs.common import DocumentScroll, hanging, join_lines, verdict_text
 from widgets.tabs.log_view import Line, LogView
 from widgets.words import plural
 
@@ -47,10 +41,10 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 CHECK_WORDS = {
-    "ok": ("✓ sha256 ok", "success", ""),
-    "mismatch": ("✗ mismatch", "error", "bold"),
-    "missing": ("✗ missing", "error", "bold"),
-    "unreadable": ("✗ unreadable", "error", "bold"),
+    "ok": ("✓ sha256 ok", "$success"),
+    "mismatch": ("✗ mismatch", "$error bold"),
+    "missing": ("✗ missing", "$error bold"),
+    "unreadable": ("✗ unreadable", "$error bold"),
 }
 
 
@@ -62,10 +56,10 @@ def check_text(
     `short` says `✓ ok` for a matching artifact (narrow tables)."""
     if check is None:
         return Text("… unchecked", style="dim")
-    word, colour, emphasis = CHECK_WORDS.get(check, (f"? {check}", "warning", ""))
+    word, style = CHECK_WORDS.get(check, (f"? {check}", "$warning"))
     if short and check == "ok":
         word = "✓ ok"
-    return Text(word, style=theme_style(colour, emphasis, variables))
+    return Text(word, style=theme_style(style, variables))
 
 
 def evidence_detail(
@@ -73,7 +67,7 @@ def evidence_detail(
 ) -> Text:
     if isinstance(item, Problem):
         text = Text(f"line {line}  ", style="bold")
-        text.append("✗ ", style=theme_style("error", "bold", variables))
+        text.append("✗ ", style=theme_style("$error bold", variables))
         text.append_text(safe(f"{item.where} {item.message}"))
         if item.hint:
             text.append(" · fix: ", style="dim")
@@ -169,13 +163,13 @@ class EvidenceView(LogView):
             return cached[1]
         variables = self.variables
         if isinstance(item, Problem):
-            problem = Text("✗ ", style=theme_style("error", "bold", variables))
+            problem = Text("✗ ", style=theme_style("$error bold", variables))
             problem.append_text(safe(item.message))
             cells: tuple[Text, ...] = (
                 Text(f"L{line}", style="dim"),
                 Text(""),
                 Text(""),
-                Text("✗ problem", style=theme_style("error", "bold", variables)),
+                Text("✗ problem", style=theme_style("$error bold", variables)),
                 Text(""),
                 problem,
                 Text(""),
@@ -208,12 +202,12 @@ class EvidenceView(LogView):
 
     def status_text(self) -> Text:
         variables = self.variables
-        bad = theme_style("error", "bold", variables)
+        bad = theme_style("$error bold", variables)
         text = Text()
         if self._chain_broken_at is not None:
             text.append(f"✗ chain broken at seq {self._chain_broken_at}", style=bad)
         elif self._total:
-            text.append("✓ chain intact", style=theme_style("success", "", variables))
+            text.append("✓ chain intact", style=theme_style("$success", variables))
         else:
             text.append("no evidence yet", style="dim")
         if self._seq_broken_at is not None:

@@ -28,16 +28,11 @@ from store.records import (
 )
 from store.text import duration
 from widgets.filter import filter_bindings
+from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import key_of
 from widgets.safe_text import safe
 from widgets.status import LOOKS, status_text, theme_style
-from widgets.tabs.common import (
-    Column,
-    KeyedTable,
-    clock,
-    compact,
-    join_lines,
-)
+from widgets.tabs.common import clock, compact, join_lines
 from widgets.tabs.log_view import Line, LogView
 from widgets.words import plural
 
@@ -72,12 +67,11 @@ def needs_human() -> Text:
 
 def outcome_text(outcome: str | None, variables: Mapping[str, str] | None) -> Text:
     if outcome == "ok":
-        return Text("✓ ok", style=theme_style("success", "", variables))
+        return Text("✓ ok", style=theme_style("$success", variables))
     if outcome == "error":
-        return Text("✗ error", style=theme_style("error", "bold", variables))
+        return Text("✗ error", style=theme_style("$error bold", variables))
     if outcome == "unknown":
-        look = LOOKS["outcome_unknown"]
-        text = Text("! unknown", style=theme_style(look.colour, look.emphasis, variables))
+        text = Text("! unknown", style=theme_style(LOOKS["outcome_unknown"].style, variables))
         return text.append_text(needs_human())
     return Text("—", style="dim")
 
@@ -88,7 +82,7 @@ def what_text(
     """The `What` cell: one line saying what the event says."""
     text = Text()
     if isinstance(record, Problem):
-        text.append("✗ ", style=theme_style("error", "bold", variables))
+        text.append("✗ ", style=theme_style("$error bold", variables))
         text.append_text(safe(record.message))
         if record.hint:
             text.append(" · fix: ", style="dim")
@@ -106,7 +100,7 @@ def what_text(
             text.append(f"▷ #{record.attempt} started ")
             text.append_text(safe(record.tool))
             if record.effect_possible:
-                text.append(" ⚠ effect", style=theme_style("warning", "bold", variables))
+                text.append(" ⚠ effect", style=theme_style("$warning bold", variables))
             if record.approval:
                 text.append(" approval ", style="dim")
                 text.append_text(safe(record.approval))
@@ -127,7 +121,7 @@ def what_text(
     elif isinstance(record, HeartbeatEvent):
         text.append("♥ alive", style="dim")
     elif isinstance(record, ErrorEvent):
-        text.append("✗ ", style=theme_style("error", "bold", variables))
+        text.append("✗ ", style=theme_style("$error bold", variables))
         text.append_text(safe(record.message))
     elif isinstance(record, HaltEvent):
         text.append("■ halted: ", style="bold")
@@ -267,7 +261,7 @@ class ExecutionView(LogView):
         if isinstance(record, Problem):
             seq = Text(f"L{line}", style="dim")
             at = Text("")
-            kind = Text("✗ problem", style=theme_style("error", "bold", variables))
+            kind = Text("✗ problem", style=theme_style("$error bold", variables))
         else:
             seq = Text(str(record.seq))
             at = Text(clock(record.at, wide=wide))
@@ -333,13 +327,13 @@ class ExecutionView(LogView):
             text.append(" · ")
             text.append(
                 f"✗ chain broken at seq {self._chain_broken_at}",
-                style=theme_style("error", "bold", variables),
+                style=theme_style("$error bold", variables),
             )
         if self._seq_broken_at is not None:
             text.append(" · ")
             text.append(
                 f"✗ seq gap at {self._seq_broken_at}",
-                style=theme_style("error", "bold", variables),
+                style=theme_style("$error bold", variables),
             )
         return text
 

@@ -12,10 +12,10 @@ from textual.widgets import Static
 
 from store.problems import Problem
 from store.records import Handoff
+from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
-    WIDE,
     DocumentScroll,
     FocusOnShow,
     ThemeAware,
@@ -116,7 +116,7 @@ def handoff_columns(
     blockers = heading("Blockers")
     if handoff.blockers:
         blockers.append(
-            f" ({len(handoff.blockers)})", style=theme_style("warning", "bold", variables)
+            f" ({len(handoff.blockers)})", style=theme_style("$warning bold", variables)
         )
     parts.append(blockers)
     parts.append(bullets(handoff.blockers, marker="■"))

@@ -14,10 +14,10 @@ from textual.widgets import Static
 from store.problems import Problem
 from store.records import Constraints, Intent
 from store.text import duration
+from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
-    WIDE,
     DocumentScroll,
     FocusOnShow,
     ThemeAware,
@@ -99,7 +99,7 @@ def intent_text(
     parts.append(bullets(intent.success_evidence))
     decisions = heading("Open decisions")
     if intent.open_decisions:
-        decisions.append(" (need a human)", style=theme_style("warning", "bold", variables))
+        decisions.append(" (need a human)", style=theme_style("$warning bold", variables))
     parts.append(decisions)
     parts.append(bullets(intent.open_decisions, marker="?"))
     return join_lines(parts)
@@ -137,7 +137,7 @@ def constraints_text(
         line = Text("  ")
         line.append(
             "✗ error" if error else "⚠ warn ",
-            style=theme_style("error" if error else "warning", "bold" if error else "", variables),
+            style=theme_style("$error bold" if error else "$warning", variables),
         )
         line.append(" ")
         rule_id = safe(rule.id)

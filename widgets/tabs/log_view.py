@@ -13,8 +13,9 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from widgets.filter import FilterField, Filtering, matches
+from widgets.keyed_table import KeyedTable
 from widgets.keys import KeyHints
-from widgets.tabs.common import FocusOnShow, KeyedTable, ThemeAware
+from widgets.tabs.common import FocusOnShow, ThemeAware
 
 Line = tuple[int, Any]
 """(line number, record or Problem) of one log line."""

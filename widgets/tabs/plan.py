@@ -21,14 +21,13 @@ from textual.widgets import DataTable, Static
 from store.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_delta
 from store.problems import Problem
 from store.records import Plan, PlanStep, StepEvent
+from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import KeyHints, hint, key_of
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import (
-    Column,
     DocumentScroll,
     FocusOnShow,
-    KeyedTable,
     ThemeAware,
     bullets,
     compact,
@@ -102,9 +101,9 @@ def diff_text(
 ) -> Text:
     """The reasons of the versions compared, steps added, removed and changed (field by
     field), then plan-level fields."""
-    added = theme_style("success", "bold", variables)
-    removed = theme_style("error", "bold", variables)
-    changed = theme_style("warning", "bold", variables)
+    added = theme_style("$success bold", variables)
+    removed = theme_style("$error bold", variables)
+    changed = theme_style("$warning bold", variables)
     parts = [
         Text(f"Diff v{diff.old_version} → v{diff.new_version}", style="bold"),
         *(reason_text(version, reason) for version, reason in reasons),
@@ -303,7 +302,7 @@ class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
             ver = Text(f"{mark}v{version}", style="bold" if version == current else "")
             plan = entry.plan
             if plan is None:
-                bad = theme_style("error", "bold", variables)
+                bad = theme_style("$error bold", variables)
                 reason = safe(entry.problems[0].message) if entry.problems else Text("unreadable")
                 cells = (ver, Text("✗ invalid", style=bad), Text(""), Text(""), reason)
             else:

@@ -28,15 +28,15 @@ def timeline_text(
     """`seq 12 of 40  ━━━━●─────  ● LIVE` (or `▶ playing`, `⏸ paused`), fitted to `width`."""
     text = Text(f"seq {seq} of {last}  ", style="bold")
     if live:
-        state = Text("● LIVE", style=theme_style("success", "bold", variables))
+        state = Text("● LIVE", style=theme_style("$success bold", variables))
     elif playing:
-        state = Text("▶ playing", style=theme_style("accent", "bold", variables))
+        state = Text("▶ playing", style=theme_style("$accent bold", variables))
     else:
         state = Text("⏸ paused", style="dim")
     cells = max(0, width - text.cell_len - state.cell_len - 2)
     if cells >= 5 and last > 0:
         at = min(cells - 1, round((seq - 1) / max(1, last - 1) * (cells - 1)))
-        text.append("━" * at, style=theme_style("accent", "", variables))
+        text.append("━" * at, style=theme_style("$accent", variables))
         text.append("●", style="bold")
         text.append("─" * (cells - 1 - at), style="dim")
         text.append("  ")
@@ -47,7 +47,7 @@ def frame_text(frame: Frame, variables: Mapping[str, str]) -> Text:
     """The moment's event, status, plan, steps, budget, requests and evidence, each line
     that changed since the event before marked; then the list of changes."""
     now, changed = frame.moment, _changed(frame.changes)
-    mark = theme_style("warning", "bold", variables)
+    mark = theme_style("$warning bold", variables)
 
     def line(key: tuple[str, str], body: Text) -> Text:
         if key not in changed:

@@ -36,7 +36,7 @@ Rows = tuple[Text, tuple[Row, ...], tuple[Row, ...]]
 
 def verdict(answer: Answer, variables: Mapping[str, str]) -> Text:
     if answer.verdict == "unknown":
-        return Text("? unknown", style=theme_style("warning", "", variables))
+        return Text("? unknown", style=theme_style("$warning", variables))
     return verdict_text(answer.verdict, variables)
 
 

@@ -1,0 +1,218 @@
+"""The HUD's tables, one convention: rows are (key, cells) records, set by key.
+
+A table whose rows change is a `KeyedTable`: its owner hands it every row as a stable
+key (a mission, request or step id, a path, a place in a file) and a tuple of rich
+`Text` cells, through `set_rows`; each cell goes through `cell` (one line, cut with an
+ellipsis); only changed cells are updated, and the cursor stays on its key when rows
+come, go or move. Columns are `(key, label, narrow width, wide width)`: a width of 0
+takes what is left (`widths_for`; `FlexTable` keeps room for a scrollbar), None fits
+the content. What a row stands for the owner keeps by key; `selected_key` says which.
+
+Two tables are not KeyedTables: the help screen's keys (a `RowCursorTable`, filled once)
+and the overview's `widgets.row_table.RowTable`, which follows the same convention (rows
+by key, the cursor on its key) on the Line API, for rows that change many times a second.
+
+Textual's DataTable binds home, end, left and right to horizontal scrolling, which in a
+row table that fits its width does nothing; these tables bind only what moves the row
+cursor (ids shared with `RowTable`, so one `[keys]` remap serves every table), and enter
+only where selecting a row does something.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
+
+WIDE = 120
+"""From this many columns a tab uses its wide layout."""
+
+Column = tuple[str, str, int | None, int | None]
+"""(key, label, narrow width, wide width); a width of 0 takes what is left, None fits the
+content."""
+
+
+def cell(text: Text) -> Text:
+    """A table cell: one line, cut with an ellipsis when the column is narrower."""
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
+
+
+class RowCursorTable(DataTable[Text], inherit_bindings=False):
+    """A DataTable with a row cursor; `selectable` when enter on a row opens something."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="table.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
+        Binding("home,g", "scroll_top", "First", show=False, id="table.first"),
+        Binding("end,G", "scroll_bottom", "Last", show=False, id="table.last"),
+        Binding("enter", "select_cursor", "Open", id="table.select"),
+    ]
+
+    def __init__(self, *, id: str | None = None, selectable: bool = False) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.selectable = selectable
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.selectable or action != "select_cursor"
+
+
+class KeyedTable(RowCursorTable):
+    """A row-cursor table whose rows are set by key: only changed cells are updated.
+
+    Columns are laid out for the width (narrow below `WIDE` columns, wide from it);
+    the column with width 0 takes what is left. When the layout changes, `on_relayout`
+    (if given) is called to set the rows again (cells may depend on `wide`).
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        *,
+        id: str | None = None,
+        on_relayout: Callable[[], None] | None = None,
+        selectable: bool = False,
+    ) -> None:
+        super().__init__(id=id, selectable=selectable)
+        self.column_spec = tuple(columns)
+        self.on_relayout = on_relayout
+        self.wide = False
+        self._widths: tuple[int | None, ...] = ()
+        self._order: list[str] = []
+        self._cells: dict[str, tuple[Text, ...]] = {}
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._layout(self.size.width or 80)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._layout(event.size.width)
+
+    def widths_for(self, width: int) -> tuple[int | None, ...]:
+        wide = width >= WIDE
+        fixed = [(w if wide else n) for _, _, n, w in self.column_spec]
+        padding = 2 * self.cell_padding * len(fixed)
+        rest = max(8, width - sum(w or 0 for w in fixed) - padding - 2)
+        return tuple(rest if w == 0 else w for w in fixed)
+
+    def width_of(self, column: str) -> int:
+        """The width of `column` as laid out (as at 80 cells before the first layout; 0 for
+        a column that fits its content)."""
+        keys = [key for key, *_ in self.column_spec]
+        widths = self._widths or self.widths_for(self.size.width or 80)
+        return widths[keys.index(column)] or 0
+
+    def _layout(self, width: int) -> None:
+        widths = self.widths_for(width)
+        if widths == self._widths:
+            return
+        self._widths = widths
+        self.wide = width >= WIDE
+        key = self.selected_key
+        rows = [(k, self._cells[k]) for k in self._order]
+        self.clear(columns=True)
+        self._order = []
+        self._cells = {}
+        for (name, title, *_), size in zip(self.column_spec, widths, strict=True):
+            self.add_column(title, key=name, width=size)
+        if self.on_relayout is not None:
+            self.on_relayout()
+        else:
+            self.set_rows(rows)
+        if key is not None and key in self._cells:
+            self.move_cursor(row=self.get_row_index(key), animate=False)
+
+    # -- rows -----------------------------------------------------------------------------
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self._order)
+
+    def cells_of(self, key: str) -> tuple[Text, ...]:
+        return self._cells[key]
+
+    def plain_rows(self) -> list[str]:
+        """Every row as one line of plain text, cells separated by two spaces."""
+        return ["  ".join(c.plain for c in self._cells[key]) for key in self._order]
+
+    @property
+    def selected_key(self) -> str | None:
+        if not self.row_count or not self.is_valid_row_index(self.cursor_row):
+            return None
+        row: RowKey = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        return str(row.value)
+
+    def set_rows(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> bool:
+        """Show exactly these rows in this order; True when anything changed.
+
+        Unchanged cells are left alone. Rows dropped from the top and added at the
+        bottom (a log window moving on) are removed and appended; any other change
+        of the key order rebuilds the rows, keeping the cursor on its key.
+        """
+        if not self.columns:
+            self._order = [key for key, _ in rows]
+            self._cells = dict(rows)
+            return True
+        keys = [key for key, _ in rows]
+        old = self._order
+        if keys == old:
+            return self._update(rows)
+        drop = old.index(keys[0]) if keys and keys[0] in self._cells else len(old)
+        kept = old[drop:]
+        if keys[: len(kept)] == kept:
+            selected = self.selected_key if drop else None
+            for key in old[:drop]:
+                self.remove_row(key)
+                del self._cells[key]
+            self._update(rows[: len(kept)])
+            for key, cells in rows[len(kept) :]:
+                self.add_row(*(cell(c) for c in cells), key=key)
+                self._cells[key] = cells
+            self._order = keys
+            if selected is not None and selected in self._cells:
+                self.move_cursor(row=self.get_row_index(selected), animate=False)
+            return True
+        selected = self.selected_key
+        self.clear()
+        self._cells = {}
+        for key, cells in rows:
+            self.add_row(*(cell(c) for c in cells), key=key)
+            self._cells[key] = cells
+        self._order = keys
+        if selected is not None and selected in self._cells:
+            self.move_cursor(row=self.get_row_index(selected), animate=False)
+        return True
+
+    def _update(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> bool:
+        changed = False
+        names = [name for name, *_ in self.column_spec]
+        for key, cells in rows:
+            old = self._cells[key]
+            if old == cells:
+                continue
+            for index, value in enumerate(cells):
+                if index >= len(old) or old[index] != value:
+                    fits = self._widths[index] is None  # the column fits its content
+                    self.update_cell(key, names[index], cell(value), update_width=fits)
+            self._cells[key] = cells
+            changed = True
+        return changed
+
+
+class FlexTable(KeyedTable):
+    """A KeyedTable with one width per column (narrow and wide alike) whose column of
+    width 0 leaves room for a vertical scrollbar, shown or not."""
+
+    def widths_for(self, width: int) -> tuple[int | None, ...]:
+        fixed = [narrow for _, _, narrow, _ in self.column_spec]
+        spare = width - sum(w + 2 for w in fixed if w) - 3 - self.styles.scrollbar_size_vertical
+        return tuple(max(12, spare) if w == 0 else w for w in fixed)
