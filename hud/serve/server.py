@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +47,8 @@ class Server:
         self.settings = settings
         self._host_key = host_key
         self.connections: set[Connection] = set()
-        self.endings: set[asyncio.Task[None]] = set()
-        """Children being stopped: awaited by `stop`."""
+        self.tasks: set[asyncio.Task[None]] = set()
+        """Sessions running a HUD and HUDs being stopped: `stop` waits for them."""
         self._acceptor: asyncssh.SSHAcceptor | None = None
 
     async def start(self, host: str, port: int) -> int:
@@ -80,13 +81,16 @@ class Server:
             await self._acceptor.wait_closed()
         for connection in list(self.connections):
             connection.close("the server is stopping")
-        while self.endings:
-            await asyncio.gather(*self.endings, return_exceptions=True)
+            if connection.session is not None:
+                connection.session.end()
+        while self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
 
-    def end_child(self, child: Child) -> None:
-        task = asyncio.get_running_loop().create_task(child.stop())
-        self.endings.add(task)
-        task.add_done_callback(self.endings.discard)
+    def run(self, work: Coroutine[object, object, None]) -> None:
+        """Run `work` as a task the server waits for when it stops."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
 
 class Connection(asyncssh.SSHServer):
@@ -191,7 +195,6 @@ class Session(asyncssh.SSHServerSession[bytes]):
         self.interactive = False
         self._input_paused = False
         self._ended = False
-        self._running: asyncio.Task[None] | None = None
 
     def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self.chan = chan
@@ -217,7 +220,7 @@ class Session(asyncssh.SSHServerSession[bytes]):
             chan.write_stderr(NOT_INTERACTIVE.encode())
             chan.exit(NOT_INTERACTIVE_EXIT)
             return
-        self._running = asyncio.get_running_loop().create_task(self._run(chan))
+        self.connection.server.run(self._run(chan))
 
     async def _run(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         settings = self.connection.server.settings
@@ -236,7 +239,7 @@ class Session(asyncssh.SSHServerSession[bytes]):
             chan.exit(1)
             return
         if self._ended:  # the client left while it started
-            self.connection.server.end_child(child)
+            self.connection.server.run(child.stop())
             return
         self.child = child
         status = await child.wait()
@@ -273,7 +276,7 @@ class Session(asyncssh.SSHServerSession[bytes]):
             return
         self._ended = True
         if self.child is not None:
-            self.connection.server.end_child(self.child)
+            self.connection.server.run(self.child.stop())
 
     def _pause_input(self, paused: bool) -> None:
         if self.chan is None or paused == self._input_paused:
