@@ -31,6 +31,7 @@ INPUT_HIGH = 64 * 1024
 """Bytes of keyboard input waiting for the HUD beyond which the client is paused."""
 PASSED_ENV = re.compile(r"LANG|LC_[A-Z]+|COLORTERM|NO_COLOR")
 """What the client may set in the child's environment (sshd's `AcceptEnv` of the docs)."""
+DROPPED_ENV = frozenset({"VISUAL", "EDITOR"})
 _SAFE_TERM = re.compile(r"[A-Za-z0-9._+-]{1,64}")
 GRACE = 1.0
 """Seconds the child has after SIGHUP, then after SIGTERM."""
@@ -46,9 +47,14 @@ def child_argv(root: Path, grant: Grant, origin: str, host_key: Path) -> list[st
 
 
 def child_env(term: str | None, client: Mapping[str, str]) -> dict[str, str]:
-    """This server's environment without its SSH variables, the client's TERM, and the
+    """This server's environment without its SSH variables nor an external editor (its
+    shell escape would be a shell: the in-app editor it is), the client's TERM, and the
     few variables a client may pass (locale and colour)."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith("SSH_")}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("SSH_") and name not in DROPPED_ENV
+    }
     for name, value in client.items():
         if PASSED_ENV.fullmatch(name) and value.isprintable() and len(value) <= 256:
             env[name] = value

@@ -199,9 +199,6 @@ class Session(asyncssh.SSHServerSession[bytes]):
     def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self.chan = chan
 
-    def pty_requested(self, term_type: str, term_size: object, term_modes: object) -> bool:
-        return True
-
     def shell_requested(self) -> bool:
         self.interactive = True
         return True
@@ -255,9 +252,6 @@ class Session(asyncssh.SSHServerSession[bytes]):
         self.connection.touched()
         if self.child is not None:
             self.child.write(data)
-
-    def eof_received(self) -> bool:
-        return False
 
     def pause_writing(self) -> None:
         if self.child is not None:

@@ -71,10 +71,12 @@ def test_a_reviewer_child_holds_no_writer() -> None:
 
 def test_child_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SSH_CONNECTION", "1.2.3.4 5 6.7.8.9 22")
+    monkeypatch.setenv("EDITOR", "vim")
     client = {"LANG": "C.UTF-8", "LD_PRELOAD": "/x.so", "NO_COLOR": "1", "PATH": "/evil"}
     env = child_env("xterm-kitty", client)
     assert env["TERM"] == "xterm-kitty" and env["LANG"] == "C.UTF-8" and env["NO_COLOR"] == "1"
     assert "SSH_CONNECTION" not in env and "LD_PRELOAD" not in env and env["PATH"] != "/evil"
+    assert "EDITOR" not in env
     assert child_env("\x1b]evil", {})["TERM"] == "xterm-256color"
     assert child_env(None, {})["TERM"] == "xterm-256color"
 
