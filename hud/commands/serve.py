@@ -7,7 +7,7 @@ fingerprint), signed by the host key. No shell, commands, sftp or forwarding. Th
 key is made on first start; its fingerprint is printed for clients to check.
 See docs/ssh-reviewers.md.
 
-Exit 0 after SIGINT or SIGTERM (every HUD ended); 2 cannot run (no such directory, no
+Exit 0 after SIGINT, SIGTERM or SIGHUP (every HUD ended); 2 cannot run (no such directory, no
 authorized keys, the address is taken).
 """
 
@@ -157,7 +157,7 @@ async def _serve(settings: Settings, key: asyncssh.SSHKey, host: str, port: int)
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     say("hud serve: stopping: ending every session")

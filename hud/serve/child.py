@@ -43,7 +43,7 @@ def child_argv(root: Path, grant: Grant, origin: str, host_key: Path) -> list[st
     hud = [sys.executable, "-m", "hud.cli", str(root)]
     if grant.role == "reviewer":
         return [*hud, "--read-only"]
-    return [*hud, "--as-user", grant.name, "--origin", origin, "--sign-key", str(host_key)]
+    return [*hud, f"--as-user={grant.name}", f"--origin={origin}", f"--sign-key={host_key}"]
 
 
 def child_env(term: str | None, client: Mapping[str, str]) -> dict[str, str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.pty_screen import PtyHud, running
+from tests.e2e.pty_screen import PtyHud, running, wait_gone
 from tests.e2e.serve_support import SSH, UNLISTED, Served, serve, served, tree_digest
 
 pytestmark = [
@@ -162,6 +162,33 @@ def test_dropped_mid_decision_leaves_nothing(server: Served) -> None:
     finally:
         client.process.terminate(force=True)
     assert tree_digest(server.root) == before
+
+
+def test_dropped_right_after_confirming_leaves_all_or_nothing(server: Served) -> None:
+    client = login(server, "bob")
+    try:
+        approve(client)
+        client.press("\r")
+        os.kill(client.process.pid, signal.SIGKILL)
+        assert server.no_child_within(5), server.children()
+    finally:
+        client.process.terminate(force=True)
+    approvals = sorted(path.name for path in (server.root / DECISION).parent.iterdir())
+    assert approvals in (["r1.json"], ["r1.json", "r1.toml"])  # no temporary file
+    if "r1.toml" in approvals:
+        assert tomllib.loads((server.root / DECISION).read_text())["decided_by"] == "bob@laptop"
+
+
+def test_a_killed_server_leaves_no_hud(tmp_path: Path) -> None:
+    server = serve(tmp_path)
+    client = login(server, "alice")
+    try:
+        huds = server.children()
+        server.process.kill()
+        server.process.wait(5)
+        assert wait_gone(huds, 5) is not None
+    finally:
+        client.process.terminate(force=True)
 
 
 def test_stopping_the_server_ends_every_hud(tmp_path: Path) -> None:
