@@ -228,7 +228,7 @@ class Session(asyncssh.SSHServerSession[bytes]):
                 child_argv(settings.root, self.grant, origin, settings.host_key),
                 child_env(chan.get_terminal_type(), chan.get_environment()),
                 (width, height),
-                chan.write,
+                self._send,
                 self._pause_input,
             )
         except OSError as error:
@@ -239,6 +239,8 @@ class Session(asyncssh.SSHServerSession[bytes]):
             self.connection.server.run(child.stop())
             return
         self.child = child
+        width, height, _, _ = chan.get_terminal_size()  # resized while it started
+        child.resize(width, height)
         status = await child.wait()
         log.info("%s %s: the HUD exited (%d)", self.grant.role, self.grant.name, status)
         self.end()
@@ -271,6 +273,11 @@ class Session(asyncssh.SSHServerSession[bytes]):
         self._ended = True
         if self.child is not None:
             self.connection.server.run(self.child.stop())
+
+    def _send(self, data: bytes) -> None:
+        """The HUD's output to the client, while the channel is open."""
+        if self.chan is not None and not self.chan.is_closing():
+            self.chan.write(data)
 
     def _pause_input(self, paused: bool) -> None:
         if self.chan is None or paused == self._input_paused:
