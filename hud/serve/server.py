@@ -204,6 +204,7 @@ class Session(asyncssh.SSHServerSession[bytes]):
         return True
 
     def exec_requested(self, command: str) -> bool:
+        log.warning("refused %s: a command (not logged)", self.connection.address)
         return True  # answered with NOT_INTERACTIVE, never run
 
     def subsystem_requested(self, subsystem: str) -> bool:

@@ -138,6 +138,12 @@ def test_refusals(server: Served) -> None:
         server, "alice", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"
     )
     assert password.returncode == 255 and "Permission denied (publickey)" in password.stderr
+    kbdint = ssh(
+        server,
+        "alice",
+        *("-o", "PreferredAuthentications=keyboard-interactive", "-o", "PubkeyAuthentication=no"),
+    )
+    assert kbdint.returncode == 255 and "Permission denied (publickey)" in kbdint.stderr
     command = run(server.ssh("alice", command=("ls", "/")))
     assert command.returncode == 2 and "only the HUD runs here" in command.stderr
     assert command.stdout == ""
@@ -146,7 +152,8 @@ def test_refusals(server: Served) -> None:
     forward = ssh(server, "alice", "-N", "-o", "ExitOnForwardFailure=yes", "-R", "0:127.0.0.1:9")
     assert forward.returncode == 255 and "forwarding failed" in forward.stderr
     log = server.log()
-    assert "is not authorized" in log and "has no role" in log
+    assert "is not authorized" in log and "has no role" in log and "a command" in log
+    assert "ls /" not in log
     assert server.no_child_within(5)
 
 
