@@ -7,8 +7,8 @@ fingerprint), signed by the host key. No shell, commands, sftp or forwarding. Th
 key is made on first start; its fingerprint is printed for clients to check.
 See docs/ssh-reviewers.md.
 
-Exit 0 after SIGINT, SIGTERM or SIGHUP (every HUD ended); 2 cannot run (no such directory, no
-authorized keys, the address is taken).
+Exit 0 after SIGINT, SIGTERM or SIGHUP (every HUD ended first); 2 cannot run (no such
+directory, no authorized keys, the address is taken).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def build(parser: argparse.ArgumentParser) -> None:
         help=f"the server's key, made if absent (default {home / 'ssh_host_ed25519_key'})",
     )
     parser.add_argument(
-        "--max-sessions", type=int, default=16, help="connections at once (default 16)"
+        "--max-sessions", type=int, default=16, metavar="N", help="connections at once (default 16)"
     )
     parser.add_argument(
         "--idle-timeout",
