@@ -48,6 +48,20 @@ def press(client: PtyHud, *keys: str) -> None:
         client.pump(0.3)
 
 
+def hud_process(server: Served) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the one HUD the server runs."""
+    for pid in server.children():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            raw = Path(f"/proc/{pid}/environ").read_bytes().decode()
+        except OSError:
+            continue
+        if "hud.cli" in argv:
+            env = dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
+            return argv, env
+    raise AssertionError("no HUD runs")
+
+
 def quit_hud(client: PtyHud, server: Served) -> None:
     client.press("q")
     assert client.close() == 0
@@ -59,6 +73,9 @@ def test_reviewer_write_keys_do_nothing(server: Served) -> None:
     client = login(server, "alice")
     try:
         assert "READ-ONLY" in client.text()
+        argv, env = hud_process(server)
+        assert "--read-only" in argv and not any(arg.startswith("--as-user") for arg in argv)
+        assert env["TERM"] == "xterm-256color" and not any(name.startswith("SSH_") for name in env)
         press(client, "n", "\x13", "\x1b", "c", "\r")  # new mission, create; make state dir
         press(client, "a")
         client.wait_for("r1")
@@ -90,6 +107,9 @@ def test_approver_decides_as_the_key(server: Served) -> None:
     client = login(server, "bob")
     try:
         assert "READ-ONLY" not in client.text()
+        argv, _ = hud_process(server)
+        host_key = server.keys.parent / "host_key"
+        assert "--as-user=bob@laptop" in argv and f"--sign-key={host_key}" in argv
         approve(client)
         client.press("\r")
         client.wait_for("approved by")
