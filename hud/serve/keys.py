@@ -29,8 +29,11 @@ def default_dir() -> Path:
 
 
 def host_key(path: Path) -> tuple[asyncssh.SSHKey, bool]:
-    """The ed25519 host key at `path`, made (mode 0600) if absent; and whether it was made."""
+    """The ed25519 host key at `path`, made (mode 0600) if absent; and whether it was made.
+    ValueError if others may read it (as sshd, it will not use such a key)."""
     if path.exists():
+        if path.stat().st_mode & 0o077:
+            raise ValueError(f"others may read it: chmod 600 {path}")
         return asyncssh.read_private_key(path), False
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     key = asyncssh.generate_private_key("ssh-ed25519", comment="hud serve host key")

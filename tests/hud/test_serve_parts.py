@@ -101,6 +101,9 @@ def test_host_key_is_made_once_private(tmp_path: Path) -> None:
     assert fresh and stat.S_IMODE(path.stat().st_mode) == 0o600
     again, fresh = host_key(path)
     assert not fresh and again.get_fingerprint() == made.get_fingerprint()
+    path.chmod(0o644)
+    with pytest.raises(ValueError, match="chmod 600"):
+        host_key(path)
 
 
 def test_the_hud_takes_its_identity_from_hud_serve(
