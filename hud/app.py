@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from hud.acts.session import HumanWriter, Session
     from hud.approvals import ApprovalFeed
+    from hud.commands import Identity
     from store.problems import Problem
     from store.row import MissionSummary
     from store.sources.base import ReadAhead
@@ -75,6 +76,7 @@ class HudApp(SafeTitles, App[None]):
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
         prefetch: ReadAhead | None = None,
+        identity: Identity = (None, None),
     ) -> None:
         super().__init__()
         self.root = root.resolve()
@@ -90,6 +92,8 @@ class HudApp(SafeTitles, App[None]):
         self.writer: HumanWriter | None = None
         """The only writer the HUD holds; None in read-only mode, so nothing can write."""
         self.read_only = read_only
+        self.identity = identity
+        """Who decides and from where (`hud serve`); None: the local user, ssh client or tty."""
         self.live = live
         self.requested_theme = theme
         register_themes(self)  # and pick the theme before mount: the first frame styles once
@@ -196,7 +200,7 @@ class HudApp(SafeTitles, App[None]):
 
         workspace = Workspace(self.root, self.clock or utc_now)
         workspace.load_settings()
-        writer = writer_for(workspace.root, self.read_only)
+        writer = writer_for(workspace.root, self.read_only, *self.identity)
         self.call_from_thread(self._adopt, workspace, writer, ApprovalFeed(self))
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]

@@ -30,6 +30,13 @@ def _app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--read-only", action="store_true", help="never write anything")
     parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")
     parser.add_argument("--version", action=_Version)
+    # Set by `hud serve` for an approver's session (docs/ssh-reviewers.md), not for people:
+    # who decides (the key's name) and from where (the key's fingerprint, the client).
+    parser.add_argument("--as-user", help=argparse.SUPPRESS)
+    parser.add_argument("--origin", help=argparse.SUPPRESS)
+    # The key that signs each decision of the session (`hud serve` passes its host key).
+    # Integration point: issue-16s (SSHSIG signed decisions) reads it.
+    parser.add_argument("--sign-key", type=Path, help=argparse.SUPPRESS)
     return parser
 
 
@@ -69,7 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(parser.parse_args(args[1:]))
     options = _app_parser().parse_args(args)
     return commands.run_app(
-        default_dir(options.dir), read_only=options.read_only, theme=options.theme
+        default_dir(options.dir),
+        read_only=options.read_only,
+        theme=options.theme,
+        identity=(options.as_user, options.origin),
     )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 
+Identity = tuple[str | None, str | None]
+"""Who decides and from where, for the writer; None: the local user, the ssh client or tty."""
 Build = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
@@ -20,6 +22,7 @@ SUMMARIES = {
     "replay": "a mission as it was at one event, and what changed from the one before",
     "review": "answer the review questions for a plan version (exit 1 when one fails)",
     "metrics": "coordination metrics over a window, per mission and across the directory",
+    "serve": "an SSH server running a HUD per session: reviewers read, approvers decide",
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)
@@ -36,8 +39,10 @@ def summaries() -> str:
     return "\n".join(f"  {name:<10} {summary}" for name, summary in SUMMARIES.items())
 
 
-def run_app(root: Path, *, read_only: bool, theme: str | None) -> int:
+def run_app(
+    root: Path, *, read_only: bool, theme: str | None, identity: Identity = (None, None)
+) -> int:
     """Open the HUD on `root`."""
     from hud.commands.open import open_app
 
-    return open_app(root, read_only=read_only, theme=theme)
+    return open_app(root, read_only=read_only, theme=theme, identity=identity)

@@ -7,10 +7,13 @@ import os
 from pathlib import Path
 
 from hud import terminal
+from hud.commands import Identity
 from hud.commands.output import say
 
 
-def open_app(root: Path, *, read_only: bool, theme: str | None) -> int:
+def open_app(
+    root: Path, *, read_only: bool, theme: str | None, identity: Identity = (None, None)
+) -> int:
     """Run the HUD; exit 2 when `root` is not a directory or there is no terminal, 129
     when the terminal went away."""
     if not root.is_dir():
@@ -27,7 +30,7 @@ def open_app(root: Path, *, read_only: bool, theme: str | None) -> int:
     try:
         from hud.app import HudApp
 
-        app = HudApp(root, read_only=read_only, theme=theme, prefetch=small)
+        app = HudApp(root, read_only=read_only, theme=theme, prefetch=small, identity=identity)
         app.run()
     finally:
         if small is not None:

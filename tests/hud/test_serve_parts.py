@@ -1,0 +1,124 @@
+"""`hud serve`'s parts without a server: keys and roles, the child's command line and
+environment, sizes, the listening address, the host key."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import asyncssh
+import pytest
+
+from hud import commands
+from hud.cli import main
+from hud.commands.serve import listen_address, loopback
+from hud.serve.child import child_argv, child_env, clamp
+from hud.serve.keys import AuthorizedKeys, Grant, host_key
+
+ALICE = asyncssh.generate_private_key("ssh-ed25519", comment="alice@laptop").convert_to_public()
+BOB = asyncssh.generate_private_key("ssh-ed25519", comment="bob@desk").convert_to_public()
+
+
+def public(key: asyncssh.SSHKey) -> str:
+    return key.export_public_key().decode().strip()
+
+
+def test_the_role_comes_from_the_key_option() -> None:
+    keys = AuthorizedKeys(f'role="reviewer" {public(ALICE)}\nrole="approver" {public(BOB)}\n')
+    alice = keys.grant(ALICE, "127.0.0.1")
+    bob = keys.grant(BOB, "127.0.0.1")
+    assert isinstance(alice, Grant) and alice.role == "reviewer" and alice.name == "alice@laptop"
+    assert isinstance(bob, Grant) and bob.role == "approver"
+    assert bob.fingerprint == BOB.get_fingerprint("sha256")
+
+
+@pytest.mark.parametrize(
+    "options", ["", 'role="admin" ', "role ", 'role="reviewer",role="approver" ', "no-pty "]
+)
+def test_no_valid_role_is_refused(options: str) -> None:
+    grant = AuthorizedKeys(f"{options}{public(ALICE)}\n").grant(ALICE, "127.0.0.1")
+    assert isinstance(grant, str) and "has no role" in grant
+
+
+def test_unlisted_key_and_from_option() -> None:
+    keys = AuthorizedKeys(f'role="approver",from="10.0.0.0/8" {public(BOB)}\n')
+    assert "not authorized" in str(keys.grant(ALICE, "10.1.2.3"))
+    assert "not authorized" in str(keys.grant(BOB, "127.0.0.1"))
+    assert isinstance(keys.grant(BOB, "10.1.2.3"), Grant)
+
+
+def test_bad_lines_are_named_and_skipped() -> None:
+    keys = AuthorizedKeys(f'# a comment\nrole="x" garbage\n\nrole="reviewer" {public(ALICE)}\n')
+    assert len(keys.problems) == 1 and keys.problems[0].startswith("line 2:")
+    assert isinstance(keys.grant(ALICE, "::1"), Grant)
+
+
+def test_an_unsafe_comment_names_the_fingerprint() -> None:
+    grant = Grant("approver", "SHA256:abc", "bob \x1b[31m evil")
+    assert grant.name == "SHA256:abc"
+    assert Grant("approver", "SHA256:abc", "").name == "SHA256:abc"
+
+
+def test_a_reviewer_child_holds_no_writer() -> None:
+    reviewer = child_argv(Path("/s"), Grant("reviewer", "SHA256:a", "alice"), "o", Path("/k"))
+    assert reviewer[-2:] == ["/s", "--read-only"]
+    approver = child_argv(Path("/s"), Grant("approver", "SHA256:b", "-rf"), "from x", Path("/k"))
+    assert approver[-4:] == ["/s", "--as-user=-rf", "--origin=from x", "--sign-key=/k"]
+
+
+def test_child_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSH_CONNECTION", "1.2.3.4 5 6.7.8.9 22")
+    monkeypatch.setenv("EDITOR", "vim")
+    client = {"LANG": "C.UTF-8", "LD_PRELOAD": "/x.so", "NO_COLOR": "1", "PATH": "/evil"}
+    env = child_env("xterm-kitty", client)
+    assert env["TERM"] == "xterm-kitty" and env["LANG"] == "C.UTF-8" and env["NO_COLOR"] == "1"
+    assert "SSH_CONNECTION" not in env and "LD_PRELOAD" not in env and env["PATH"] != "/evil"
+    assert "EDITOR" not in env
+    assert child_env("\x1b]evil", {})["TERM"] == "xterm-256color"
+    assert child_env(None, {})["TERM"] == "xterm-256color"
+
+
+def test_sizes_are_bounded() -> None:
+    assert clamp(0, 0) == (80, 24) == clamp(0, 50)
+    assert clamp(100_000, 100_000) == (512, 256)
+    assert clamp(1, 1) == (20, 5)
+    assert clamp(132, 43) == (132, 43)
+
+
+def test_listen_address() -> None:
+    assert listen_address("127.0.0.1:2222") == ("127.0.0.1", 2222)
+    assert listen_address("[::1]:0") == ("::1", 0)
+    for bad in ("2222", "host:", ":22", "h:99999", "h:x"):
+        with pytest.raises(ValueError):
+            listen_address(bad)
+    assert loopback("127.0.0.1") and loopback("::1") and loopback("localhost")
+    assert not loopback("0.0.0.0") and not loopback("example.org")
+
+
+def test_host_key_is_made_once_private(tmp_path: Path) -> None:
+    path = tmp_path / "serve" / "ssh_host_ed25519_key"
+    made, fresh = host_key(path)
+    assert fresh and stat.S_IMODE(path.stat().st_mode) == 0o600
+    again, fresh = host_key(path)
+    assert not fresh and again.get_fingerprint() == made.get_fingerprint()
+    path.chmod(0o644)
+    with pytest.raises(ValueError, match="chmod 600"):
+        host_key(path)
+
+
+def test_the_hud_takes_its_identity_from_hud_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(commands, "run_app", lambda root, **options: seen.update(options) or 0)
+    main([str(tmp_path), "--as-user", "bob", "--origin", "from x", "--sign-key", "/k"])
+    assert seen["identity"] == ("bob", "from x")
+    main([str(tmp_path)])
+    assert seen["identity"] == (None, None)
+
+
+def test_serve_needs_authorized_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "authorized_keys"
+    assert main(["serve", str(tmp_path), "--authorized-keys", str(missing)]) == 2
+    assert 'role="reviewer"' in capsys.readouterr().err
+    assert main(["serve", str(tmp_path / "nowhere")]) == 2
