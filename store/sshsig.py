@@ -16,10 +16,12 @@ import base64
 import binascii
 import hashlib
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import asyncssh
+from asyncssh.agent import SSHAgentKeyPair
 from asyncssh.public_key import decode_ssh_public_key
 
 MAGIC = b"SSHSIG"
@@ -180,7 +182,7 @@ class AgentSigner:
     async def sign(self, message: bytes, namespace: str) -> str:
         try:
             async with asyncssh.connect_agent(self.agent_path) as agent:
-                keys = await agent.get_keys()
+                keys = cast(Sequence[SSHAgentKeyPair], await agent.get_keys())
                 held = next((k for k in keys if k.public_data == self.public.public_data), None)
                 if held is None:
                     raise SigError(f"ssh-agent does not hold the key {self.identity}")
