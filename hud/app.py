@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from store.problems import Problem
     from store.row import MissionSummary
     from store.small.prefetch import Prefetch
+    from store.sshsig import Signer
     from store.workspace import Workspace
 
 TICK_SECONDS = 1.0
@@ -75,8 +76,11 @@ class HudApp(SafeTitles, App[None]):
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
         prefetch: Prefetch | None = None,
+        signer: Signer | None = None,
     ) -> None:
         super().__init__()
+        self.signer = signer
+        """Signs every decision made in this HUD (`--sign-key`); None: unsigned."""
         self.root = root.resolve()
         self.clock = clock
         self.prefetch = prefetch
@@ -320,6 +324,7 @@ class HudApp(SafeTitles, App[None]):
             self.notify,
             partial(in_thread, self),
             key=partial(key_of, screen),
+            signer=self.signer,
         )
 
     def _needs_you(self, summary: MissionSummary) -> None:

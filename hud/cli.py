@@ -29,6 +29,12 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-only", action="store_true", help="never write anything")
     parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")
+    parser.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="PATH",
+        help="sign every decision: a private key file, or a .pub held by ssh-agent",
+    )
     parser.add_argument("--version", action=_Version)
     return parser
 
@@ -69,7 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(parser.parse_args(args[1:]))
     options = _app_parser().parse_args(args)
     return commands.run_app(
-        default_dir(options.dir), read_only=options.read_only, theme=options.theme
+        default_dir(options.dir),
+        read_only=options.read_only,
+        theme=options.theme,
+        sign_key=options.sign_key,
     )
 
 

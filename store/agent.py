@@ -409,8 +409,7 @@ def authorize(
     ok only when: the request exists and is valid; a decision exists, approves, and
     its digest equals the digest of the request as it is now; where constraints.toml
     `[approval] require_signature`, its signature is valid (`store.signatures`); the plan
-    version the
-    request names still holds (`store.plan_binding`: no newer version removes or changes
+    version the request names still holds (`store.plan_binding`: no newer version removes or changes
     its step, or adds or changes a step with effects; refused as `stale (<rule>): ...`);
     neither the request's `expires_at` nor the decision's `valid_until` has passed; and
     no attempt event has used this approval yet (one approval runs once).

@@ -36,8 +36,8 @@ def summaries() -> str:
     return "\n".join(f"  {name:<10} {summary}" for name, summary in SUMMARIES.items())
 
 
-def run_app(root: Path, *, read_only: bool, theme: str | None) -> int:
+def run_app(root: Path, *, read_only: bool, theme: str | None, sign_key: Path | None) -> int:
     """Open the HUD on `root`."""
     from hud.commands.open import open_app
 
-    return open_app(root, read_only=read_only, theme=theme)
+    return open_app(root, read_only=read_only, theme=theme, sign_key=sign_key)
