@@ -185,7 +185,7 @@ class AgentSigner:
                 keys = cast(Sequence[SSHAgentKeyPair], await agent.get_keys())
                 held = next((k for k in keys if k.public_data == self.public.public_data), None)
                 if held is None:
-                    raise SigError(f"ssh-agent does not hold the key {self.identity}")
+                    raise SigError(f"ssh-agent does not hold the key {self.identity} (ssh-add it)")
                 if RSA_ALGORITHM in self.public.sig_algorithms:
                     held.set_sig_algorithm(RSA_ALGORITHM)
                 signature = await held.sign_async(signed_data(namespace, message))
@@ -197,15 +197,11 @@ class AgentSigner:
 
 
 def load_signer(data: bytes, agent_path: str = "") -> KeySigner | AgentSigner:
-    """The signer for a key file's bytes: a private key signs itself; a public key (a
-    `.pub`) signs through ssh-agent. An encrypted private key is refused (add it to
-    ssh-agent and pass its `.pub`)."""
+    """The signer for a key file's bytes: an unencrypted private key signs itself; a
+    public key (a `.pub`), or an encrypted private key, signs through ssh-agent with the
+    key's public half (`ssh-add` it first)."""
     try:
         return KeySigner(asyncssh.import_private_key(data))
-    except asyncssh.KeyEncryptionError:
-        raise SigError(
-            "the private key is encrypted: add it to ssh-agent (ssh-add) and pass its .pub"
-        ) from None
     except asyncssh.KeyImportError:
         pass
     try:
