@@ -39,9 +39,9 @@ def ssh_verify(
     """`ssh-keygen -Y verify` of an armored signature over `message`."""
     sig = tmp / "check.sig"
     sig.write_text(signature)
+    command = ["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", principal]
     return subprocess.run(
-        ["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE]
-        + ["-s", str(sig)],
+        [*command, "-n", NAMESPACE, "-s", str(sig)],
         input=message,
         capture_output=True,
     )

@@ -4,6 +4,8 @@ ecdsa, rsa), tampering, the allowed-signers rules, and garbage that never crashe
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -120,12 +122,19 @@ def test_malformed_armor(text: str, why: str) -> None:
         sshsig.parse(text)
 
 
-@given(st.text(max_size=300))
-def test_garbage_armor_is_an_error_never_a_crash(text: str) -> None:
-    try:
-        sshsig.parse(f"{sshsig.BEGIN}\n{text}\n{sshsig.END}")
-    except sshsig.SigError:
-        pass
+@given(
+    st.text(max_size=300),
+    st.binary(max_size=300),
+    st.lists(st.binary(max_size=60), min_size=5, max_size=5),
+)
+def test_garbage_armor_is_an_error_never_a_crash(
+    text: str, tail: bytes, fields: list[bytes]
+) -> None:
+    shaped = b"".join(len(f).to_bytes(4, "big") + f for f in fields)
+    blobs = [sshsig.MAGIC + b"\x00\x00\x00\x01" + rest for rest in (tail, shaped)]
+    for body in [text, *(base64.b64encode(blob).decode() for blob in blobs)]:
+        with contextlib.suppress(sshsig.SigError):
+            sshsig.parse(f"{sshsig.BEGIN}\n{body}\n{sshsig.END}")
 
 
 @given(st.binary(max_size=400))
