@@ -32,7 +32,7 @@ from hud.acts.session import Session, SigError, inline, signer_from, writer_for
 from hud.commands import SUMMARIES
 from hud.commands.output import printable, say
 from store.approval_checks import Review, Verdict, id_blocker, review
-from store.signatures import decision_payload
+from store.signatures import decision_payload, signature_state
 from store.workspace import Workspace
 
 EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
     valid = f", valid until {decision.valid_until.isoformat()}" if decision.valid_until else ""
     signed = f", signed by {signer.identity}" if signer is not None else ""
     say(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}{signed}")
-    for warning in outcome.review.warnings if outcome.review else ():
+    warnings = list(outcome.review.warnings if outcome.review else ())
+    signature = signature_state(mission.id, decision, mission.signature_policy)
+    if not signature.authorizes or signature.kind == "invalid":
+        warnings.append(signature.describe())
+    for warning in warnings:
         say(f"warning: {printable(warning)}", err=True)
     return EXIT_DECIDED
