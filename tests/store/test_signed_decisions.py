@@ -202,3 +202,15 @@ def test_the_hud_never_writes_signers_files(tmp_path: Path, keys: dict[str, Path
     root = state(tmp_path, keys)
     with pytest.raises(OwnershipError, match="signers files are the admin's"):
         HumanWriter(root, "alice", "local").create_document("signers/allowed", {})
+
+
+def test_the_agents_commit_time_check_refuses_too(tmp_path: Path, keys: dict[str, Path]) -> None:
+    """`start_approved_attempt` (what the MCP server's authorize tool runs) records no
+    attempt for an unsigned approval where signatures are required."""
+    from store.agent import AgentWriter
+
+    root = state(tmp_path, keys)
+    decide(root, None)
+    writer = AgentWriter(root, "beta", "agent", clock=lambda: LATER)
+    auth, started = writer.start_approved_attempt("r1", 1, now=LATER)
+    assert not auth.ok and started is None and "requires signatures" in auth.reason
