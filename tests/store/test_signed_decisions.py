@@ -18,7 +18,7 @@ from store.signatures import NAMESPACE, payload
 from store.sshsig import load_signer
 from store.workspace import Workspace
 from tests.factory import mission
-from tests.signing_support import allowed_line, keygen
+from tests.signing_support import allowed_line, keygen, ssh_sign
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(minutes=5)
@@ -214,3 +214,22 @@ def test_the_agents_commit_time_check_refuses_too(tmp_path: Path, keys: dict[str
     writer = AgentWriter(root, "beta", "agent", clock=lambda: LATER)
     auth, started = writer.start_approved_attempt("r1", 1, now=LATER)
     assert not auth.ok and started is None and "requires signatures" in auth.reason
+
+
+@pytest.mark.parametrize("kind", ["ed25519", "ecdsa"])
+def test_a_decision_signed_by_ssh_keygen_verifies(tmp_path: Path, kind: str) -> None:
+    """`ssh-keygen -Y sign -n operator-hud-approval@v1` over the payload, as the
+    decision's `signature`: valid in the HUD, accepted by authorize()."""
+    key = keygen(tmp_path / "keys", kind, kind)
+    root = state(tmp_path, {"alice": key})
+    raw = json.loads((root / "missions/beta/approvals/r1.json").read_bytes())
+    until = NOW + timedelta(hours=1)
+    message = payload("beta", "r1", request_digest(raw), "approve", "", "alice", NOW, until, "")
+    signature = ssh_sign(key, message, tmp_path)
+    HumanWriter(root, "alice", "", clock=lambda: NOW).decide(
+        "beta", "r1", raw, "approve", "", until, NOW, signature
+    )
+    assert authorize(root, "beta", "r1", LATER).ok
+    workspace = Workspace(root)
+    workspace.scan()
+    assert workspace.missions["beta"].signature("r1").kind == "valid"  # type: ignore[union-attr]
