@@ -5,6 +5,7 @@ screen, reported by `hud check`."""
 from __future__ import annotations
 
 import asyncio
+import json
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -103,6 +104,9 @@ def test_hud_check_reports_signatures(
     assert main(["check", str(root)]) == 1
     out = capsys.readouterr().out
     assert "signature INVALID: its key is not listed in signers/allowed" in out
+    assert main(["approvals", str(root), "--json", "--all"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["signature"]["state"] == "invalid" and listed["signature"]["required"]
 
 
 async def test_the_request_screen_shows_the_signature(
