@@ -91,11 +91,14 @@ class Policy:
 
 def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
     """A signers file's bytes, or the Problem that it is missing or unreadable."""
-    return files.get(relpath) or Problem(
+    found = files.get(relpath)
+    if found is not None:
+        return found
+    return Problem(
         relpath,
         None,
         "signers-missing",
-        f"{relpath}, named in constraints.toml [approval], does not exist (or is empty)",
+        f"{relpath}, named in constraints.toml [approval], does not exist",
         "create it, or fix the path in constraints.toml",
     )
 

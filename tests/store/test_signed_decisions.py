@@ -63,6 +63,7 @@ def codes(root: Path) -> dict[str, str]:
 
 def test_valid_signature_authorizes(tmp_path: Path, keys: dict[str, Path]) -> None:
     root = state(tmp_path, keys)
+    (root / "signers/revoked").write_text("")  # an empty list revokes nothing
     decide(root, keys["alice"])
     assert authorize(root, "beta", "r1", LATER).ok
     workspace = Workspace(root)
