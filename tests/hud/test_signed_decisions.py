@@ -152,3 +152,13 @@ async def test_unsigned_and_invalid_are_shown(
         await until(pilot, lambda: "beta/r1" in app.screen.query_one("QueueTable").keys)  # type: ignore[attr-defined]
         await pilot.press("enter")
         await until(pilot, lambda: expected in shown(app))
+
+
+def test_hud_sign_key_that_cannot_sign_is_refused_at_start(
+    tmp_path: Path, keys: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = signed_state(tmp_path, keys)
+    garbage = tmp_path / "not-a-key"
+    garbage.write_text("hello")
+    assert main(["--sign-key", str(garbage), str(root)]) == 2
+    assert "--sign-key: " in (err := capsys.readouterr().err) and "not an OpenSSH" in err
