@@ -211,7 +211,9 @@ class HudApp(SafeTitles, App[None]):
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
-        self.call_from_thread(self._absorb_paths, rest)
+        part = Workspace(workspace.root, workspace.clock)  # loose files, signers/ (read here)
+        part.apply(rest)
+        self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
         starts = [0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK)]
         for start, end in zip(starts, [*starts[1:], len(ids)], strict=True):
@@ -228,10 +230,6 @@ class HudApp(SafeTitles, App[None]):
         self.read_only = writer is None
         self.approvals = feed
         self._apply_settings()
-
-    def _absorb_paths(self, paths: list[str]) -> None:
-        self.workspace.apply(paths)
-        self._publish(None)
 
     def _absorb(self, part: Workspace) -> None:
         self._publish(self.workspace.absorb(part))

@@ -115,12 +115,15 @@ class NativeSource(Quiet):
     def take(self, part: NativeSource) -> tuple[NativeSource, set[str]]:
         self.missions.update(part.missions)
         self.unknown.update(part.unknown)
-        self.signers.update(part.signers)
-        for mission in self.missions.values():
+        for mission in part.missions.values():
             mission.signers = self.signers
             mission.signers_changed()
+        touched = set(part.missions)
+        for rel, found in part.signers.items():
+            self.signers[rel] = found
+            touched |= self._naming(rel)
         self.bare |= part.bare  # the part that indexed the top knows
-        return self, set(part.missions)
+        return self, touched
 
     # ---- indexing one path -------------------------------------------------------------
 
@@ -150,6 +153,10 @@ class NativeSource(Quiet):
             self.signers.pop(rel, None)
         else:
             self.signers[rel] = read_file(self.root, rel, MAX_SIGNERS_BYTES)
+        return self._naming(rel)
+
+    def _naming(self, rel: str) -> set[str]:
+        """The missions whose constraints name the signers file `rel`, told it changed."""
         touched = {m.id for m in self.missions.values() if rel in m.signer_paths()}
         for mission_id in touched:
             self.missions[mission_id].signers_changed()

@@ -128,6 +128,7 @@ async def test_the_request_screen_shows_the_signature(
     [
         (False, False, "unsigned — this mission requires signatures"),
         (True, True, "signature INVALID: the signature does not match the payload"),
+        (True, False, "signed, valid: "),
     ],
 )
 async def test_unsigned_and_invalid_are_shown(

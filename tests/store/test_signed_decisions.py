@@ -234,3 +234,24 @@ def test_a_decision_signed_by_ssh_keygen_verifies(tmp_path: Path, kind: str) -> 
     workspace = Workspace(root)
     workspace.scan()
     assert workspace.missions["beta"].signature("r1").kind == "valid"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("signers_first", [True, False])
+def test_a_scan_in_parts_finds_the_signers(
+    tmp_path: Path, keys: dict[str, Path], signers_first: bool
+) -> None:
+    """The HUD scans in parts (loose files and signers/, then missions in chunks) and
+    absorbs each: whichever comes first, the signature is checked against the signers."""
+    root = state(tmp_path, keys)
+    decide(root, keys["alice"])
+    main = Workspace(root)
+    paths = list(main.walk())
+    signers = [p for p in paths if p.startswith("signers/")]
+    parts = [signers, [p for p in paths if p not in signers]]
+    touched: set[str] = set()
+    for some in parts if signers_first else parts[::-1]:
+        part = Workspace(root)
+        part.apply(some)
+        touched |= main.absorb(part)
+    assert "beta" in touched
+    assert main.missions["beta"].signature("r1").kind == "valid"  # type: ignore[union-attr]
