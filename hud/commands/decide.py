@@ -11,8 +11,8 @@ irreversible action `--confirm-tool TOOL`. `--digest` binds the decision to the 
 you reviewed (from `hud approvals --json`): it is refused if the request changed since.
 `--sign-key PATH` signs the decision (SSHSIG, namespace operator-hud-approval@v1): a
 private key file, or a `.pub` whose private key ssh-agent holds (SSH_AUTH_SOCK).
-`--print-payload` prints the bytes the decision on disk signs (no decision argument),
-for `ssh-keygen -Y verify ... < payload`.
+`--print-payload` writes the bytes the decision on disk signs (no decision argument) to
+a file or pipe (not a terminal), for `ssh-keygen -Y verify ... < payload`.
 
 Exit 0 decided; 1 refused (checks, an unsafe mission or request id such as `a..b`,
 already decided by someone else); 2 cannot run (no such directory, mission or request;
@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from datetime import datetime
 from pathlib import Path
 
 from hud.acts.decide import decide, decided_first
 from hud.acts.session import Session, SigError, inline, signer_from, writer_for
 from hud.commands import SUMMARIES
-from hud.commands.output import printable, say
+from hud.commands.output import emit_exact, printable, say
 from store.approval_checks import Review, Verdict, id_blocker, review
 from store.signatures import decision_payload, signature_state
 from store.workspace import Workspace
@@ -110,8 +109,8 @@ def print_payload(root: Path, mission_id: str, request_id: str) -> int:
     decided = mission.decisions.get(request_id) if mission is not None else None
     if mission is None or decided is None or decided.record is None:
         return _fail(EXIT_CANNOT_RUN, f"no decision that loads on {mission_id}/{request_id}")
-    sys.stdout.buffer.write(decision_payload(mission.id, decided.record))
-    sys.stdout.flush()
+    if not emit_exact(decision_payload(mission.id, decided.record)):
+        return _fail(EXIT_CANNOT_RUN, "--print-payload writes bytes: redirect it to a file")
     return EXIT_DECIDED
 
 
