@@ -255,3 +255,10 @@ def test_a_scan_in_parts_finds_the_signers(
         touched |= main.absorb(part)
     assert "beta" in touched
     assert main.missions["beta"].signature("r1").kind == "valid"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("path", ["../etc/passwd", "signers/../x", "/etc/passwd", "keys/a"])
+def test_signers_paths_stay_in_signers(tmp_path: Path, keys: dict[str, Path], path: str) -> None:
+    root = state(tmp_path, keys)
+    mission(root, "beta").constraints(approval={"allowed_signers": path})
+    assert "approval.allowed_signers" in str(codes(root))
