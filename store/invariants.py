@@ -186,7 +186,8 @@ def _requests_and_decisions(mission: MissionState) -> list[Problem]:
 
 def _signatures(mission: MissionState) -> list[Problem]:
     """The signers files' problems, then each decision whose signature is invalid, and
-    each unsigned approval where signatures are required."""
+    each unsigned approval where signatures are required (a warning once an attempt
+    used it: it ran, likely before they were required)."""
     rules = mission.signature_policy
     found: list[Problem] = []
     for named in (rules.allowed, rules.revoked):
@@ -211,13 +212,16 @@ def _signatures(mission: MissionState) -> list[Problem]:
                 )
             )
         elif state.kind == "unsigned" and state.required and decided.record.decision == "approve":
+            used = request_id in mission.used_approvals  # before signatures were required
             found.append(
                 Problem(
                     decided.relpath,
                     None,
                     "signature-missing",
-                    state.describe() + ": authorize() refuses this approval",
+                    state.describe()
+                    + (": an attempt used it" if used else ": authorize() refuses this approval"),
                     "the agent must file a new request, to be approved with --sign-key",
+                    "warn" if used else "error",
                 )
             )
     return found

@@ -262,3 +262,19 @@ def test_signers_paths_stay_in_signers(tmp_path: Path, keys: dict[str, Path], pa
     root = state(tmp_path, keys)
     mission(root, "beta").constraints(approval={"allowed_signers": path})
     assert "approval.allowed_signers" in str(codes(root))
+
+
+def test_an_unsigned_approval_already_used_is_a_warning(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    """Signatures required after an unsigned approval ran: a warning, not needs-you."""
+    root = state(tmp_path, keys, required=False)
+    decide(root, None)
+    from store.agent import AgentWriter
+
+    AgentWriter(root, "beta", "agent", clock=lambda: LATER).start_approved_attempt(
+        "r1", 1, now=LATER
+    )
+    mission(root, "beta").constraints(approval={"require_signature": True, **APPROVAL})
+    (missing,) = [p for p in check(root).all_problems() if p.code == "signature-missing"]
+    assert missing.severity == "warn" and "an attempt used it" in missing.message
