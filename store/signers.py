@@ -135,8 +135,10 @@ def _options(text: str) -> dict[str, str]:
         name, value = match.group(1), match.group(2)
         if name not in ("cert-authority", "namespaces", "valid-after", "valid-before"):
             raise ValueError(f"unknown option {name!r}")
-        if (value is None) != (name == "cert-authority"):
-            raise ValueError(f"option {name!r} needs a quoted value" if value is None else name)
+        if value is None and name != "cert-authority":
+            raise ValueError(f"option {name!r} needs a quoted value")
+        if value is not None and name == "cert-authority":
+            raise ValueError("option 'cert-authority' takes no value")
         options[name] = value or ""
         at = match.end()
     return options

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -197,3 +198,19 @@ def test_revoked_keys_file(keys: dict[str, Path]) -> None:
     assert len(revoked.keys) == 1 and [p.line for p in revoked.problems] == [3]
     krl = parse_revoked("signers/revoked", b"SSHKRL\n\x00\x00")
     assert "binary KRL is not supported" in krl.problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        ('cert-authority="x"', "'cert-authority' takes no value"),
+        ("namespaces", "'namespaces' needs a quoted value"),
+        ('bogus="1"', "unknown option 'bogus'"),
+        ('valid-after="2026"', "time '2026' is not YYYYMMDD"),
+        ('valid-before="20261399"', "unconverted data|does not match|month"),
+    ],
+)
+def test_bad_options_are_problems(keys: dict[str, Path], options: str, why: str) -> None:
+    line = allowed_line("alice", keys["ed25519"], options)
+    (problem,) = parse_allowed("signers/a", line.encode()).problems
+    assert problem.line == 1 and re.search(why, problem.message)
