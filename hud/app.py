@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from store.problems import Problem
     from store.row import MissionSummary
     from store.sources.base import ReadAhead
+    from store.sshsig import Signer
     from store.workspace import Workspace
 
 TICK_SECONDS = 1.0
@@ -77,8 +78,11 @@ class HudApp(SafeTitles, App[None]):
         clock: Callable[[], datetime] | None = None,
         prefetch: ReadAhead | None = None,
         identity: Identity = (None, None),
+        signer: Signer | None = None,
     ) -> None:
         super().__init__()
+        self.signer = signer
+        """Signs every decision made in this HUD (`--sign-key`); None: unsigned."""
         self.root = root.resolve()
         self.clock = clock
         self.prefetch = prefetch
@@ -211,7 +215,9 @@ class HudApp(SafeTitles, App[None]):
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
-        self.call_from_thread(self._absorb_paths, rest)
+        part = Workspace(workspace.root, workspace.clock)  # loose files, signers/ (read here)
+        part.apply(rest)
+        self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
         starts = [0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK)]
         for start, end in zip(starts, [*starts[1:], len(ids)], strict=True):
@@ -228,10 +234,6 @@ class HudApp(SafeTitles, App[None]):
         self.read_only = writer is None
         self.approvals = feed
         self._apply_settings()
-
-    def _absorb_paths(self, paths: list[str]) -> None:
-        self.workspace.apply(paths)
-        self._publish(None)
 
     def _absorb(self, part: Workspace) -> None:
         self._publish(self.workspace.absorb(part))
@@ -324,6 +326,7 @@ class HudApp(SafeTitles, App[None]):
             self.notify,
             partial(in_thread, self),
             key=partial(key_of, screen),
+            signer=self.signer,
         )
 
     def _needs_you(self, summary: MissionSummary) -> None:

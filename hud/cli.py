@@ -29,14 +29,17 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-only", action="store_true", help="never write anything")
     parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")
+    parser.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="PATH",
+        help="sign every decision: a private key file, or a .pub held by ssh-agent",
+    )
     parser.add_argument("--version", action=_Version)
     # Set by `hud serve` for an approver's session (docs/ssh-reviewers.md), not for people:
     # who decides (the key's name) and from where (the key's fingerprint, the client).
     parser.add_argument("--as-user", help=argparse.SUPPRESS)
     parser.add_argument("--origin", help=argparse.SUPPRESS)
-    # The key that signs each decision of the session (`hud serve` passes its host key).
-    # Integration point: issue-16s (SSHSIG signed decisions) reads it.
-    parser.add_argument("--sign-key", type=Path, help=argparse.SUPPRESS)
     return parser
 
 
@@ -80,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         read_only=options.read_only,
         theme=options.theme,
         identity=(options.as_user, options.origin),
+        sign_key=options.sign_key,
     )
 
 

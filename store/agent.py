@@ -62,6 +62,7 @@ from store.records import (
     ApprovalRequest,
     Artifact,
     AttemptEvent,
+    Constraints,
     Decision,
     ErrorEvent,
     Evidence,
@@ -78,6 +79,8 @@ from store.records import (
     request_digest,
     validate,
 )
+from store.signatures import policy, signature_state
+from store.signers import MAX_SIGNERS_BYTES
 
 TAIL_BLOCK = 8192
 _ARTIFACT_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -404,8 +407,9 @@ def authorize(
     """May the action of approval request `request_id` run now? Check at commit time.
 
     ok only when: the request exists and is valid; a decision exists, approves, and
-    its digest equals the digest of the request as it is now; the plan version the
-    request names still holds (`store.plan_binding`: no newer version removes or changes
+    its digest equals the digest of the request as it is now; where constraints.toml
+    `[approval] require_signature`, its signature is valid (`store.signatures`); the plan
+    version the request names still holds (`store.plan_binding`: no newer version removes or changes
     its step, or adds or changes a step with effects; refused as `stale (<rule>): ...`);
     neither the request's `expires_at` nor the decision's `valid_until` has passed; and
     no attempt event has used this approval yet (one approval runs once).
@@ -449,6 +453,9 @@ def authorize(
         return deny(f"rejected: {decision.reason}")
     if decision.digest != request_digest(raw):
         return deny("stale: request changed after approval")
+    unsigned = _signature_refusal(root, mission, decision)
+    if unsigned is not None:
+        return deny(unsigned)
     try:
         use = find_approval_use(root, mission, request_id)
     except LogCorrupt as exc:
@@ -462,6 +469,27 @@ def authorize(
     if decision.valid_until is not None and moment >= decision.valid_until:
         return deny(f"expired: approval was valid until {rfc3339(decision.valid_until)}")
     return Authorization(True, "approved", request, raw, decision)
+
+
+def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | None:
+    """Why the decision's signature does not authorize it (`store.signatures`), or None.
+
+    Reads the mission's constraints.toml and the signers files it names (confined); a
+    constraints.toml that does not load is a refusal: it may require signatures."""
+    loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
+    if loaded.record is None and not _missing(loaded):
+        first = loaded.problems[0].message if loaded.problems else "unreadable"
+        return f"constraints.toml does not load (it may require signatures): {first}"
+    record = loaded.record
+    named = record.approval if record is not None else None
+    paths = [p for p in (named.allowed_signers, named.revoked_keys) if p] if named else []
+    files: dict[str, bytes | Problem] = {}
+    for path in paths:
+        found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
+        if not (isinstance(found, Problem) and found.code == "missing"):
+            files[path] = found
+    state = signature_state(mission, decision, policy(record, files))
+    return None if state.authorizes else f"signature: {state.describe()}"
 
 
 def _plan_refusal(root: Path, mission: str, request: ApprovalRequest) -> str | None:

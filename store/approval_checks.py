@@ -45,6 +45,7 @@ from store.records import (
     safe_digest,
     snapshot_of,
 )
+from store.signatures import SignatureState
 from store.text import hazardous
 from store.workspace import Workspace
 
@@ -251,6 +252,8 @@ class Review:
     """What newer plan versions mean for the request (`store.plan_binding`)."""
     digest_changed: bool = False
     """True when a decision exists and its digest does not match the request as it is now."""
+    signature: SignatureState | None = None
+    """The decision's signature (`store.signatures`); None: no decision."""
 
     @property
     def plan_stale(self) -> bool:
@@ -418,6 +421,7 @@ def review(
         valid_for_seconds=valid_for,
         binding=binding,
         digest_changed=digest_changed,
+        signature=mission.signature(request_id),
     )
 
 

@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from store.layout import SIGNERS_FILE_RE
 from store.problems import Problem
 from store.row import MissionStatus
 from store.workspace import WORKSPACE_ROW, Workspace, group_by_mission
@@ -149,14 +150,15 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     jobs = jobs or os.cpu_count() or 1
     if total < PARALLEL_BYTES or len(missions) < 2:
         jobs = 1  # not worth starting processes
+    signers = [p for p in other if SIGNERS_FILE_RE.match(p)]  # every task checks signatures
     tasks = [
-        ([p for m in group for p in missions[m]], sum(weights[m] for m in group))
+        ([*signers, *(p for m in group for p in missions[m])], sum(weights[m] for m in group))
         for group in _chunks(weights, min(len(weights), jobs * TASKS_PER_JOB))
     ]
     done = 0
     for (reports, loose), weight in _results(report.root, tasks, jobs):
         report.missions.update(reports)
-        report.workspace_problems.extend(loose)
+        report.workspace_problems.extend(p for p in loose if p not in report.workspace_problems)
         done += weight
         if progress:
             progress(done, total)

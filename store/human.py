@@ -245,8 +245,13 @@ class HumanWriter:
         decision: Literal["approve", "reject"],
         reason: str = "",
         valid_until: datetime | None = None,
+        decided_at: datetime | None = None,
+        signature: str | None = None,
     ) -> Decision:
-        """Record a decision on the request whose raw JSON object is `request_raw`, once."""
+        """Record a decision on the request whose raw JSON object is `request_raw`, once.
+
+        `decided_at` defaults to now; `signature` (armored SSHSIG, made over
+        `store.signatures.payload` of these very fields) is written as given."""
         relpath = decision_path(mission, request_id)
         _refuse_unsafe(relpath, mission, request_id)
         if request_raw.get("id") != request_id:
@@ -259,10 +264,11 @@ class HumanWriter:
                 "decision": decision,
                 "reason": reason,
                 "decided_by": self.user,
-                "decided_at": self.clock(),
+                "decided_at": decided_at or self.clock(),
                 "valid_until": valid_until,
                 "origin": self.origin,
                 "request_json": request_snapshot(request_raw),
+                "signature": signature,
             },
         )
         return cast(Decision, validate(Decision, tomllib.loads(saved.text)))
@@ -331,6 +337,10 @@ class HumanWriter:
         if located is None or not is_human(relpath):
             owner = "unknown to the layout" if located is None else f"{located.owner} owned"
             raise OwnershipError(relpath, f"{relpath} is {owner}: the HUD writes only human files")
+        if located.kind is Kind.SIGNERS:
+            raise OwnershipError(
+                relpath, f"{relpath}: signers files are the admin's, not the HUD's"
+            )
         return located
 
     @contextmanager

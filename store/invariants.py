@@ -20,6 +20,7 @@ def mission_invariants(mission: MissionState) -> list[Problem]:
         *_step_references(mission),
         *_succeeded_without_evidence(mission),
         *_requests_and_decisions(mission),
+        *_signatures(mission),
         *_missing_artifacts(mission),
     ]
 
@@ -178,6 +179,49 @@ def _requests_and_decisions(mission: MissionState) -> list[Problem]:
                     "the decision was edited after it was written (decisions are write-once); "
                     "its digest still binds it, the copy is ignored",
                     "warn",
+                )
+            )
+    return found
+
+
+def _signatures(mission: MissionState) -> list[Problem]:
+    """The signers files' problems, then each decision whose signature is invalid, and
+    each unsigned approval where signatures are required (a warning once an attempt
+    used it: it ran, likely before they were required)."""
+    rules = mission.signature_policy
+    found: list[Problem] = []
+    for named in (rules.allowed, rules.revoked):
+        if isinstance(named, Problem):
+            found.extend([named] if named.code == "signers-missing" else [])
+        elif named is not None:
+            found.extend(named.problems)
+    for request_id, decided in sorted(mission.decisions.items()):
+        state = mission.signature(request_id)
+        if state is None or decided.record is None:
+            continue
+        if state.kind == "invalid":
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "signature-invalid",
+                    state.describe(),
+                    "the decision was edited after signing, or its signer is not trusted "
+                    "(signers/ files, constraints.toml [approval]); decide it again, signed",
+                    "error" if rules.allowed is not None else "warn",
+                )
+            )
+        elif state.kind == "unsigned" and state.required and decided.record.decision == "approve":
+            used = request_id in mission.used_approvals  # before signatures were required
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "signature-missing",
+                    state.describe()
+                    + (": an attempt used it" if used else ": authorize() refuses this approval"),
+                    "the agent must file a new request, to be approved with --sign-key",
+                    "warn" if used else "error",
                 )
             )
     return found

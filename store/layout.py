@@ -29,6 +29,7 @@ class Kind(StrEnum):
     DECISION = "decision"
     HANDOFF = "handoff"
     ARTIFACT = "artifact"
+    SIGNERS = "signers"
 
 
 # The one id check. An id names a file or folder, so it never holds `..`: no dot
@@ -39,6 +40,8 @@ MISSION_ID = r"[a-z0-9](?:[a-z0-9_-]|(?<!\.)\.){0,63}"
 REQUEST_ID = r"[A-Za-z0-9](?:[A-Za-z0-9_-]|(?<!\.)\.){0,127}"
 MISSION_ID_RE = re.compile(rf"^{MISSION_ID}\Z")
 REQUEST_ID_RE = re.compile(rf"^{REQUEST_ID}\Z")
+SIGNERS_FILE_RE = re.compile(rf"^signers/{REQUEST_ID}\Z")
+"""An allowed-signers or revoked-keys file (`[approval]` of constraints.toml names it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +90,12 @@ TABLE: tuple[Entry, ...] = (
     ),
     Entry(Kind.HANDOFF, Owner.SYSTEM, _m(r"handoff\.json"), "missions/<id>/handoff.json"),
     Entry(Kind.ARTIFACT, Owner.AGENT, _m(r"artifacts/(?P<name>.+)"), "missions/<id>/artifacts/..."),
+    Entry(Kind.SIGNERS, Owner.HUMAN, SIGNERS_FILE_RE, "signers/<name>"),
 )
 
 # Directories that the layout expects; anything else is an unknown file or folder.
 KNOWN_DIRS = re.compile(
-    rf"^(missions|missions/{MISSION_ID}(/(plan|approvals|history|artifacts(/.*)?))?)$"
+    rf"^(signers|missions|missions/{MISSION_ID}(/(plan|approvals|history|artifacts(/.*)?))?)$"
 )
 
 # Transient files: store.human's temp files and agents' lock files, never records.

@@ -34,6 +34,7 @@ from store.records import (
     StepEvent,
     request_digest,
 )
+from store.signatures import Policy, SignatureState, SignerFiles, policy, signature_state
 
 RECENT = 200
 USAGE_POINTS = 512
@@ -96,6 +97,8 @@ class MissionState:
         self.evidence_path = f"{self.base}/evidence.jsonl"
         self.intent: Loaded[Intent] | None = None
         self.constraints: Loaded[Constraints] | None = None
+        self.signers: SignerFiles = {}
+        """The `signers/` files of the state directory (shared by its missions)."""
         self.handoff: Loaded[Handoff] | None = None
         self.plans: dict[int, Loaded[Plan]] = {}
         self.plan_hashes: dict[int, str] = {}
@@ -400,6 +403,30 @@ class MissionState:
         docs.extend(self.requests.values())
         docs.extend(self.decisions.values())
         return docs
+
+    def signer_paths(self) -> set[str]:
+        """The `signers/` files the constraints name."""
+        record = self.constraints.record if self.constraints is not None else None
+        if record is None:
+            return set()
+        rules = record.approval
+        return {path for path in (rules.allowed_signers, rules.revoked_keys) if path}
+
+    def signers_changed(self) -> None:
+        """A `signers/` file changed: signature states and problems are derived again."""
+        self._problems = None
+
+    @property
+    def signature_policy(self) -> Policy:
+        record = self.constraints.record if self.constraints is not None else None
+        return policy(record, self.signers)
+
+    def signature(self, request_id: str) -> SignatureState | None:
+        """The signature state of the request's decision (None: no decision loads)."""
+        decided = self.decisions.get(request_id)
+        if decided is None or decided.record is None:
+            return None
+        return signature_state(self.id, decided.record, self.signature_policy)
 
     def decision_is_current(self, request_id: str) -> bool | None:
         """Whether the decision's digest matches the request as it is now (None: unknown)."""

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from store.layout import REQUEST_ID_RE
+from store.layout import REQUEST_ID_RE, SIGNERS_FILE_RE
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -24,6 +24,7 @@ Timestamp = AwareDatetime
 Number = float | int
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 RequestId = Annotated[str, Field(pattern=REQUEST_ID_RE)]
+SignersFile = Annotated[str, Field(pattern=SIGNERS_FILE_RE)]
 StepId = Annotated[str, Field(min_length=1, max_length=128)]
 
 Risk = Literal["read_only", "reversible_write", "external_write", "irreversible"]
@@ -107,6 +108,18 @@ class Budget(Record):
 class ApprovalPolicy(Record):
     auto: list[Risk] = Field(default_factory=list)
     valid_for_seconds: int = Field(default=3600, gt=0)
+    require_signature: bool = False
+    """`authorize()` refuses a decision without a valid signature (`store.signatures`)."""
+    allowed_signers: SignersFile | None = None
+    """`signers/<name>`: who may sign decisions (OpenSSH allowed-signers format)."""
+    revoked_keys: SignersFile | None = None
+    """`signers/<name>`: keys whose signatures are refused (public keys, one a line)."""
+
+    @model_validator(mode="after")
+    def _required_needs_signers(self) -> ApprovalPolicy:
+        if self.require_signature and self.allowed_signers is None:
+            raise ValueError("require_signature needs allowed_signers (signers/<name>)")
+        return self
 
 
 class Tools(Record):
@@ -136,6 +149,8 @@ class Decision(Document):
     request_json: str | None = None
     """The request decided on, as ASCII JSON (`request_snapshot`); its canonical form
     has `digest`. Optional: lets a stale request show what changed, field by field."""
+    signature: str | None = None
+    """An armored SSH signature (SSHSIG) over `store.signatures.payload` (optional)."""
 
     @model_validator(mode="after")
     def _reject_needs_reason(self) -> Decision:

@@ -320,6 +320,7 @@ def _fresh(source: MissionState) -> MissionState:
     """A state with no aggregates yet, holding what of `source` no log or time decides."""
     state = MissionState(source.root, source.id)
     state.intent, state.constraints = source.intent, source.constraints
+    state.signers = source.signers
     state.events, state.evidence = source.events, source.evidence
     state.history, state.artifacts = source.history, source.artifacts
     state.artifact_checks, state.path_problems = source.artifact_checks, source.path_problems

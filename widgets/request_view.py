@@ -19,6 +19,7 @@ from textual.widgets import Static
 from store.approval_checks import Change, QueueItem, Review
 from store.derive import RequestStatus
 from store.records import Decision
+from store.signatures import SignatureState
 from store.text import countdown
 from widgets.json_text import json_text
 from widgets.json_view import json_view
@@ -163,7 +164,19 @@ def decision_text(review: Review, variables: Mapping[str, str] | None) -> Text:
     if decision.valid_until is not None:
         lines.append(_line("valid until", moment(decision.valid_until)))
     lines.append(_line("digest", decision.digest))
+    if review.signature is not None:
+        lines.append(_line("signature", signature_text(review.signature, variables)))
     return _join(lines)
+
+
+def signature_text(state: SignatureState, variables: Mapping[str, str] | None) -> Text:
+    """`signed, valid: alice (SHA256:...)`; INVALID (why) and a required one missing in
+    the error style; plain unsigned dim."""
+    if state.kind == "invalid" or (state.kind == "unsigned" and state.required):
+        text = safe(state.describe())
+        text.stylize(theme_style("error", "bold", variables))
+        return text
+    return safe(state.describe()) if state.kind == "valid" else Text("unsigned", style="dim")
 
 
 def _compact(value: Any) -> Text:

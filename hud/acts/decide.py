@@ -7,7 +7,8 @@ they ask (`DecideAsk`: dialogs, or flags) and in how they say the `Outcome`.
    external write, the tool name typed for an irreversible action;
 3. check again against the request as it is now, bound to the digest first seen (or
    `digest`, the one the human reviewed elsewhere), with the reason;
-4. write the decision once (`HumanWriter.decide`): someone who decided first wins.
+4. sign it with the session's signer, if any (`store.signatures.payload`, SSHSIG);
+5. write the decision once (`HumanWriter.decide`): someone who decided first wins.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Literal, Protocol
 from hud.acts.session import AlreadyDecided, HumanWriteError, Session
 from store.approval_checks import Review, Verdict, refusal
 from store.layout import decision_path, request_path
-from store.records import Decision
+from store.records import Decision, request_digest
+from store.signatures import NAMESPACE, payload
+from store.sshsig import SigError
 
 Status = Literal[
     "gone", "refused", "cancelled", "read_only", "changed", "taken", "failed", "decided"
@@ -84,9 +87,22 @@ async def decide(
     if problem is not None or current.raw is None:
         return Outcome(verdict, "changed", current, problem or "the request does not load")
     relpath = decision_path(mission, request_id)
-    until = current.valid_until(writer.clock()) if verdict == "approve" else None
+    now = writer.clock()
+    until = current.valid_until(now) if verdict == "approve" else None
+    signature = None
+    if session.signer is not None:
+        digest_now = request_digest(current.raw)
+        signed = payload(
+            mission, request_id, digest_now, verdict, reason, writer.user, now, until, writer.origin
+        )
+        try:
+            signature = await session.signer.sign(signed, NAMESPACE)
+        except SigError as exc:
+            return Outcome(verdict, "failed", current, f"not signed, nothing written: {exc}")
     try:
-        decision = writer.decide(mission, request_id, current.raw, verdict, reason, until)
+        decision = writer.decide(
+            mission, request_id, current.raw, verdict, reason, until, now, signature
+        )
     except AlreadyDecided as exc:
         session.wrote([relpath])
         return Outcome(verdict, "taken", current, decision=exc.decision)

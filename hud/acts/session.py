@@ -1,5 +1,5 @@
-"""What an act works with: the session (workspace, writer, "wrote", notify) and the
-HUD's one door to `store.human` (its writer, its errors, `writer_for`)."""
+"""What an act works with: the session (workspace, writer, signer, "wrote", notify) and
+the HUD's one door to `store.human` (its writer, its errors, `writer_for`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from store.human import Saved as Saved
 from store.human import writer_for as writer_for
 from store.load import MAX_DOCUMENT_BYTES
 from store.problems import Problem
+from store.sshsig import AgentSigner, KeySigner, Signer, load_signer
+from store.sshsig import SigError as SigError
 from store.workspace import Workspace
 
 T = TypeVar("T")
@@ -60,6 +62,8 @@ class Session:
     in_thread: InThread
     key: Callable[[str], str | None] = lambda binding: None
     """The key bound to a binding id, for a message that names it (None: unbound)."""
+    signer: Signer | None = None
+    """Signs every decision made in this session (`--sign-key`); None: unsigned."""
 
     async def read_document(self, root: Path, relpath: str) -> bytes | Problem:
         """A document's bytes (`store.confined`: no symlink, only a regular file, capped),
@@ -77,3 +81,17 @@ class Session:
         else:
             message = f"saved {saved.relpath}"
         self.notify(message)
+
+
+def signer_from(path: Path) -> KeySigner | AgentSigner:
+    """The signer `--sign-key PATH` names: a private key file signs itself, a public key
+    (`.pub`) signs through ssh-agent (SSH_AUTH_SOCK). Read once, at start-up (before any
+    event loop); SigError says why it cannot sign."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SigError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        return load_signer(data)
+    except SigError as exc:
+        raise SigError(f"{path}: {exc}") from None

@@ -40,9 +40,14 @@ def summaries() -> str:
 
 
 def run_app(
-    root: Path, *, read_only: bool, theme: str | None, identity: Identity = (None, None)
+    root: Path,
+    *,
+    read_only: bool,
+    theme: str | None,
+    identity: Identity = (None, None),
+    sign_key: Path | None = None,
 ) -> int:
     """Open the HUD on `root`."""
     from hud.commands.open import open_app
 
-    return open_app(root, read_only=read_only, theme=theme, identity=identity)
+    return open_app(root, read_only=read_only, theme=theme, identity=identity, sign_key=sign_key)

@@ -54,6 +54,22 @@ def to_json(item: QueueItem, checked: Review) -> dict[str, Any]:
         "warnings": list(checked.warnings),
         "confirmation": checked.confirmation,
         "plan_binding": _binding_json(checked),
+        "signature": _signature_json(checked),
+    }
+
+
+def _signature_json(checked: Review) -> dict[str, Any] | None:
+    """The decision's signature state (`store.signatures`), None when undecided."""
+    state = checked.signature
+    if state is None:
+        return None
+    return {
+        "state": state.kind,
+        "required": state.required,
+        "principal": state.principal or None,
+        "fingerprint": state.fingerprint or None,
+        "why": state.why or None,
+        "message": state.describe(),
     }
 
 

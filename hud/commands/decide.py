@@ -9,6 +9,10 @@ closed); a rejection needs a reason. As the
 HUD asks for a confirmation, approving an external_write needs `--yes` and approving an
 irreversible action `--confirm-tool TOOL`. `--digest` binds the decision to the request
 you reviewed (from `hud approvals --json`): it is refused if the request changed since.
+`--sign-key PATH` signs the decision (SSHSIG, namespace operator-hud-approval@v1): a
+private key file, or a `.pub` whose private key ssh-agent holds (SSH_AUTH_SOCK).
+`--print-payload` writes the bytes the decision on disk signs (no decision argument) to
+a file or pipe (not a terminal), for `ssh-keygen -Y verify ... < payload`.
 
 Exit 0 decided; 1 refused (checks, an unsafe mission or request id such as `a..b`,
 already decided by someone else); 2 cannot run (no such directory, mission or request;
@@ -23,10 +27,11 @@ from datetime import datetime
 from pathlib import Path
 
 from hud.acts.decide import decide, decided_first
-from hud.acts.session import Session, inline, writer_for
+from hud.acts.session import Session, SigError, inline, signer_from, writer_for
 from hud.commands import SUMMARIES
-from hud.commands.output import printable, say
+from hud.commands.output import emit_exact, printable, say
 from store.approval_checks import Review, Verdict, id_blocker, review
+from store.signatures import decision_payload, signature_state
 from store.workspace import Workspace
 
 EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
@@ -37,7 +42,7 @@ def build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", type=Path, help="the state directory")
     parser.add_argument("mission", help="the mission id")
     parser.add_argument("request", help="the request id (approvals/<id>.json)")
-    parser.add_argument("decision", choices=("approve", "reject"))
+    parser.add_argument("decision", nargs="?", choices=("approve", "reject"))
     parser.add_argument("--reason", default="", help="why (required to reject)")
     parser.add_argument("--yes", action="store_true", help="confirm approving an external_write")
     parser.add_argument(
@@ -46,6 +51,17 @@ def build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--digest", help="refuse unless the request still has this digest")
     parser.add_argument(
         "--read-only", action="store_true", help="refuse, as in read-only mode (exit 2)"
+    )
+    parser.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="PATH",
+        help="sign the decision: a private key file, or a .pub held by ssh-agent",
+    )
+    parser.add_argument(
+        "--print-payload",
+        action="store_true",
+        help="print the signed payload of the decision on disk, and exit",
     )
 
 
@@ -82,10 +98,36 @@ class Flags:
         return bool(self.args.confirm_tool == review.tool)
 
 
+def print_payload(root: Path, mission_id: str, request_id: str) -> int:
+    """Write the payload the decision on `request_id` signs to stdout, as bytes."""
+    unsafe = id_blocker(mission_id, request_id)
+    if unsafe is not None:
+        return _fail(EXIT_REFUSED, printable(unsafe))
+    workspace = Workspace(root)
+    workspace.scan()
+    mission = workspace.missions.get(mission_id)
+    decided = mission.decisions.get(request_id) if mission is not None else None
+    if mission is None or decided is None or decided.record is None:
+        return _fail(EXIT_CANNOT_RUN, f"no decision that loads on {mission_id}/{request_id}")
+    if not emit_exact(decision_payload(mission.id, decided.record)):
+        return _fail(EXIT_CANNOT_RUN, "--print-payload writes bytes: redirect it to a file")
+    return EXIT_DECIDED
+
+
 def run(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
         return _fail(EXIT_CANNOT_RUN, f"{root}: no such directory")
+    if args.print_payload:
+        return print_payload(root, args.mission, args.request)
+    if args.decision is None:
+        return _fail(EXIT_CANNOT_RUN, "say approve or reject (or --print-payload)")
+    signer = None
+    if args.sign_key is not None:
+        try:
+            signer = signer_from(args.sign_key)
+        except SigError as exc:
+            return _fail(EXIT_CANNOT_RUN, f"--sign-key: {printable(str(exc))}")
     writer = writer_for(root.resolve(), args.read_only)
     if writer is None:
         why = "--read-only" if args.read_only else f"you cannot write {root}"
@@ -100,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(EXIT_CANNOT_RUN, f"no mission {args.mission!r}")
     if args.request not in mission.requests:
         return _fail(EXIT_CANNOT_RUN, f"no request {args.request!r} in mission {mission.id}")
-    session = Session(workspace, writer, lambda _: None, _tell, inline)
+    session = Session(workspace, writer, lambda _: None, _tell, inline, signer=signer)
     flags = Flags(args)
     outcome = asyncio.run(
         decide(
@@ -118,7 +160,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(EXIT_REFUSED, printable(outcome.message or flags.missing))
     done = "approved" if decision.decision == "approve" else "rejected"
     valid = f", valid until {decision.valid_until.isoformat()}" if decision.valid_until else ""
-    say(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}")
-    for warning in outcome.review.warnings if outcome.review else ():
+    signed = f", signed by {signer.identity}" if signer is not None else ""
+    say(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}{signed}")
+    warnings = list(outcome.review.warnings if outcome.review else ())
+    signature = signature_state(mission.id, decision, mission.signature_policy)
+    if not signature.authorizes or signature.kind == "invalid":
+        warnings.append(signature.describe())
+    for warning in warnings:
         say(f"warning: {printable(warning)}", err=True)
     return EXIT_DECIDED

@@ -12,13 +12,27 @@ from hud.commands.output import say
 
 
 def open_app(
-    root: Path, *, read_only: bool, theme: str | None, identity: Identity = (None, None)
+    root: Path,
+    *,
+    read_only: bool,
+    theme: str | None,
+    identity: Identity = (None, None),
+    sign_key: Path | None = None,
 ) -> int:
-    """Run the HUD; exit 2 when `root` is not a directory or there is no terminal, 129
-    when the terminal went away."""
+    """Run the HUD; exit 2 when `root` is not a directory, `sign_key` cannot sign or there
+    is no terminal, 129 when the terminal went away."""
     if not root.is_dir():
         say(f"hud: {root}: no such directory", err=True)
         return 2
+    signer = None
+    if sign_key is not None:
+        from hud.acts.session import SigError, signer_from
+
+        try:
+            signer = signer_from(sign_key)
+        except SigError as exc:
+            say(f"hud: --sign-key: {exc}", err=True)
+            return 2
     if terminal.refused("hud"):
         return 2
     if not read_only and not os.access(root, os.W_OK):
@@ -30,7 +44,14 @@ def open_app(
     try:
         from hud.app import HudApp
 
-        app = HudApp(root, read_only=read_only, theme=theme, prefetch=small, identity=identity)
+        app = HudApp(
+            root,
+            read_only=read_only,
+            theme=theme,
+            prefetch=small,
+            identity=identity,
+            signer=signer,
+        )
         app.run()
     finally:
         if small is not None:

@@ -1,4 +1,5 @@
-"""What the CLI prints: every line goes through `say` (JSON is `widgets.json_text` first).
+"""What the CLI prints: every line goes through `say` (JSON is `widgets.json_text` first),
+and exact bytes for a pipe or a file through `emit_exact`.
 
 Agent text is data on a terminal too: `say` makes control, escape, bidi and invisible
 characters visible (`store.text`, as `widgets.safe_text` does), so a title or a file
@@ -22,3 +23,14 @@ def printable(text: str, *, multiline: bool = False) -> str:
 def say(text: str, *, err: bool = False) -> None:
     """Print `text` (lines of it) to stdout, or stderr with `err`, made printable."""
     print(printable(text, multiline=True), file=sys.stderr if err else sys.stdout)
+
+
+def emit_exact(data: bytes) -> bool:
+    """Write `data` to stdout byte for byte (a payload to verify), unless stdout is a
+    terminal, where hidden characters would not show: then nothing (False)."""
+    if sys.stdout.isatty():
+        return False
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    return True

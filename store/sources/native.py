@@ -14,12 +14,20 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
-from store.confined import link_problem, list_folder, lstat, not_regular
-from store.layout import KNOWN_DIRS, classify, is_transient, safe_mission_id, safe_request_id
+from store.confined import link_problem, list_folder, lstat, not_regular, read_file
+from store.layout import (
+    KNOWN_DIRS,
+    SIGNERS_FILE_RE,
+    classify,
+    is_transient,
+    safe_mission_id,
+    safe_request_id,
+)
 from store.mission import MissionState
 from store.problems import Problem
 from store.records import Settings
 from store.row import MissionSummary
+from store.signers import MAX_SIGNERS_BYTES
 from store.sources.base import Quiet
 from store.summary import summarize
 
@@ -47,6 +55,8 @@ class NativeSource(Quiet):
         self.missions: dict[str, MissionState] = {}
         self.unknown: dict[str, Problem] = {}
         self.notices: list[Problem] = []
+        self.signers: dict[str, bytes | Problem] = {}
+        """The `signers/` files (allowed signers, revoked keys) as read, by path."""
         self.bare = False
         """No `missions/` folder at the top: unless another source lives here, this is
         not a state directory, and its loose entries are one problem, not one each."""
@@ -60,6 +70,9 @@ class NativeSource(Quiet):
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
         for rel in paths:
+            if SIGNERS_FILE_RE.match(rel):
+                touched |= self._apply_signers(rel)
+                continue
             mission = self._apply_one(rel)
             if mission is not None:
                 touched.add(mission)
@@ -91,6 +104,7 @@ class NativeSource(Quiet):
 
     def loose_problems(self) -> list[Problem]:
         loose = [p for p in self.unknown.values() if owner_row(p.path) == WORKSPACE_ROW]
+        loose += [p for p in self.signers.values() if isinstance(p, Problem)]
         if self.bare and loose and not self.missions:
             return [not_a_state_dir(len(loose))]
         return loose
@@ -101,8 +115,15 @@ class NativeSource(Quiet):
     def take(self, part: NativeSource) -> tuple[NativeSource, set[str]]:
         self.missions.update(part.missions)
         self.unknown.update(part.unknown)
+        for mission in part.missions.values():
+            mission.signers = self.signers
+            mission.signers_changed()
+        touched = set(part.missions)
+        for rel, found in part.signers.items():
+            self.signers[rel] = found
+            touched |= self._naming(rel)
         self.bare |= part.bare  # the part that indexed the top knows
-        return self, set(part.missions)
+        return self, touched
 
     # ---- indexing one path -------------------------------------------------------------
 
@@ -122,7 +143,24 @@ class NativeSource(Quiet):
         state = self.missions.get(mission_id)
         if state is None:
             state = self.missions[mission_id] = MissionState(self.root, mission_id)
+            state.signers = self.signers
         return state
+
+    def _apply_signers(self, rel: str) -> set[str]:
+        """(Re)read a `signers/` file; returns the missions whose constraints name it."""
+        self.unknown.pop(rel, None)
+        if lstat(self.root, rel) is None:
+            self.signers.pop(rel, None)
+        else:
+            self.signers[rel] = read_file(self.root, rel, MAX_SIGNERS_BYTES)
+        return self._naming(rel)
+
+    def _naming(self, rel: str) -> set[str]:
+        """The missions whose constraints name the signers file `rel`, told it changed."""
+        touched = {m.id for m in self.missions.values() if rel in m.signer_paths()}
+        for mission_id in touched:
+            self.missions[mission_id].signers_changed()
+        return touched
 
     def _unknown(self, rel: str) -> str | None:
         """Index a path that is no record: an unknown file or folder, a symlink, a layout

@@ -1,0 +1,175 @@
+"""Signed decisions: the payload a decision's signature covers, and what it is worth.
+
+The payload is the canonical JSON (`store.records.canonical_json`: keys sorted,
+separators `,` `:`, UTF-8) of `mission`, `request`, `digest`, `decision`, `reason`,
+`decided_at`, `expires_at` (the decision's `valid_until`, or null), `approver` (its
+`decided_by`) and `origin`; times are UTC, `2026-03-01T12:00:00Z` (fractions of a second
+only when there are some). It is signed as SSHSIG in the namespace NAMESPACE
+(`store.sshsig`), so `ssh-keygen -Y verify` checks it too (`hud decide --print-payload`
+prints it).
+
+`signature_state` is the one derivation of a decision's signature for the HUD, `hud
+check` and `authorize()`: *valid* (the signature verifies, its key is listed in the
+mission's allowed-signers file for a principal pattern matching `decided_by`, in the
+namespace, valid at `decided_at`, not revoked), *invalid* (why) or *unsigned*; with
+`[approval] require_signature`, only *valid* authorizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from store import sshsig
+from store.problems import Problem
+from store.records import Constraints, Decision, canonical_json
+from store.signers import AllowedSigners, Revoked, parse_allowed, parse_revoked, trusted
+
+NAMESPACE = "operator-hud-approval@v1"
+SignerFiles = Mapping[str, bytes | Problem]
+"""The bytes of each `signers/<name>` file read (or why it could not be), by path."""
+
+
+def utc_text(moment: datetime) -> str:
+    """A time as the payload writes it: UTC, `Z`."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def payload(
+    mission: str,
+    request: str,
+    digest: str,
+    decision: str,
+    reason: str,
+    decided_by: str,
+    decided_at: datetime,
+    valid_until: datetime | None,
+    origin: str,
+) -> bytes:
+    """The bytes a decision's signature covers."""
+    return canonical_json(
+        {
+            "mission": mission,
+            "request": request,
+            "digest": digest,
+            "decision": decision,
+            "reason": reason,
+            "decided_at": utc_text(decided_at),
+            "expires_at": utc_text(valid_until) if valid_until is not None else None,
+            "approver": decided_by,
+            "origin": origin,
+        }
+    )
+
+
+def decision_payload(mission: str, decision: Decision) -> bytes:
+    """The payload of a decision as written."""
+    return payload(
+        mission,
+        decision.request,
+        decision.digest,
+        decision.decision,
+        decision.reason,
+        decision.decided_by,
+        decision.decided_at,
+        decision.valid_until,
+        decision.origin,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What a mission's constraints say about signatures, with the files they name."""
+
+    required: bool = False
+    allowed: AllowedSigners | Problem | None = None
+    """None: constraints name no allowed-signers file."""
+    revoked: Revoked | Problem | None = None
+
+
+def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
+    """A signers file's bytes, or the Problem that it is missing or unreadable."""
+    found = files.get(relpath)
+    if found is not None:
+        return found
+    return Problem(
+        relpath,
+        None,
+        "signers-missing",
+        f"{relpath}, named in constraints.toml [approval], does not exist",
+        "create it, or fix the path in constraints.toml",
+    )
+
+
+def policy(constraints: Constraints | None, files: SignerFiles) -> Policy:
+    """The signature policy of a mission (its constraints.toml `[approval]`)."""
+    if constraints is None:
+        return Policy()
+    rules = constraints.approval
+    allowed: AllowedSigners | Problem | None = None
+    revoked: Revoked | Problem | None = None
+    if rules.allowed_signers is not None:
+        found = _named(rules.allowed_signers, files)
+        allowed = (
+            found if isinstance(found, Problem) else parse_allowed(rules.allowed_signers, found)
+        )
+    if rules.revoked_keys is not None:
+        found = _named(rules.revoked_keys, files)
+        revoked = found if isinstance(found, Problem) else parse_revoked(rules.revoked_keys, found)
+    return Policy(rules.require_signature, allowed, revoked)
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureState:
+    """A decision's signature: valid (by `principal`, key `fingerprint`), invalid (`why`)
+    or unsigned; `required` when the mission requires signatures."""
+
+    kind: Literal["valid", "invalid", "unsigned"]
+    required: bool
+    principal: str = ""
+    fingerprint: str = ""
+    why: str = ""
+
+    @property
+    def authorizes(self) -> bool:
+        """Whether `authorize()` lets the decision through: a valid signature where one
+        is required; anything where none is (whoever can edit a decision can also
+        remove its signature, so an invalid one adds no protection there)."""
+        return self.kind == "valid" or not self.required
+
+    def describe(self) -> str:
+        """One line for people: `signed, valid: alice (SHA256:...)`."""
+        if self.kind == "valid":
+            return f"signed, valid: {self.principal} ({self.fingerprint})"
+        if self.kind == "invalid":
+            return f"signature INVALID: {self.why}"
+        return "unsigned — this mission requires signatures" if self.required else "unsigned"
+
+
+def signature_state(mission: str, decision: Decision, rules: Policy) -> SignatureState:
+    """What `decision`'s signature is worth under the mission's `rules`."""
+    if decision.signature is None:
+        return SignatureState("unsigned", rules.required)
+    try:
+        parsed = sshsig.parse(decision.signature)
+        sshsig.verify(parsed, decision_payload(mission, decision), NAMESPACE)
+        _trust(parsed, decision, rules)
+    except ValueError as exc:
+        return SignatureState("invalid", rules.required, why=str(exc))
+    return SignatureState("valid", rules.required, decision.decided_by, parsed.fingerprint)
+
+
+def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy) -> None:
+    """Raise ValueError unless the rules trust the signer of `parsed` as its approver."""
+    allowed, revoked = rules.allowed, rules.revoked
+    if allowed is None:
+        raise ValueError("constraints.toml [approval] names no allowed_signers file to check it")
+    if isinstance(allowed, Problem):
+        raise ValueError(f"{allowed.path}: {allowed.message}")
+    if isinstance(revoked, Problem):
+        raise ValueError(f"cannot tell whether its key is revoked: {revoked.message}")
+    if revoked is not None and parsed.key.public_data in revoked.keys:
+        raise ValueError(f"its key {parsed.fingerprint} is revoked ({revoked.relpath})")
+    trusted(allowed, parsed.key, decision.decided_by, NAMESPACE, decision.decided_at)
