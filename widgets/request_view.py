@@ -174,7 +174,7 @@ def signature_text(state: SignatureState, variables: Mapping[str, str] | None) -
     the error style; plain unsigned dim."""
     if state.kind == "invalid" or (state.kind == "unsigned" and state.required):
         text = safe(state.describe())
-        text.stylize(theme_style("error", "bold", variables))
+        text.stylize(theme_style("$error bold", variables))
         return text
     return safe(state.describe()) if state.kind == "valid" else Text("unsigned", style="dim")
 
