@@ -174,23 +174,25 @@ class KeyedTable(RowCursorTable):
                 self.remove_row(key)
                 del self._cells[key]
             self._update(rows[: len(kept)])
-            for key, cells in rows[len(kept) :]:
-                self.add_row(*(cell(c) for c in cells), key=key)
-                self._cells[key] = cells
-            self._order = keys
-            if selected is not None and selected in self._cells:
-                self.move_cursor(row=self.get_row_index(selected), animate=False)
+            self._append(rows[len(kept) :], keys, selected)
             return True
         selected = self.selected_key
         self.clear()
         self._cells = {}
+        self._append(rows, keys, selected)
+        return True
+
+    def _append(
+        self, rows: Sequence[tuple[str, tuple[Text, ...]]], keys: list[str], selected: str | None
+    ) -> None:
+        """Add `rows` at the bottom, make `keys` the order and put the cursor back on
+        `selected` if it is still shown."""
         for key, cells in rows:
             self.add_row(*(cell(c) for c in cells), key=key)
             self._cells[key] = cells
         self._order = keys
         if selected is not None and selected in self._cells:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
-        return True
 
     def _update(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> bool:
         changed = False

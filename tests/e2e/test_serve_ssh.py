@@ -1,13 +1,13 @@
 """`hud serve` end to end: the OpenSSH client on a pty, logged in with a key and a role.
 
 A reviewer's write keys do nothing and no file changes; an approver's decision lands as
-the key; unlisted keys, keys without a role, passwords, commands and sftp are refused;
-a dropped connection, an idle one and a stopped server leave no HUD behind.
+the key, signed by the server's key; unlisted keys, keys without a role, passwords,
+commands and sftp are refused; a dropped connection, an idle one and a stopped server
+leave no HUD behind.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -16,8 +16,12 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncssh
 import pytest
 
+from store import sshsig
+from store.records import Decision
+from store.signatures import NAMESPACE, decision_payload
 from tests.e2e.pty_screen import PtyHud, running, wait_gone
 from tests.e2e.serve_support import SSH, UNLISTED, Served, serve, served, tree_digest
 
@@ -120,23 +124,11 @@ def test_approver_decides_as_the_key(server: Served) -> None:
     assert decision["decision"] == "approve"
     assert decision["decided_by"] == "bob@laptop"
     assert decision["origin"] == f"hud serve key {server.fingerprint('bob')} from 127.0.0.1"
-
-
-def _signing_available() -> bool:
-    return importlib.util.find_spec("store.sshsig") is not None
-
-
-@pytest.mark.skipif(not _signing_available(), reason="signed decisions come with issue-16s")
-def test_approver_decision_is_signed(server: Served) -> None:
-    client = login(server, "bob")
-    try:
-        approve(client)
-        client.press("\r")
-        client.wait_for("approved by")
-        quit_hud(client, server)
-    finally:
-        client.process.terminate(force=True)
-    assert "signature" in tomllib.loads((server.root / DECISION).read_text())
+    signed = sshsig.parse(decision["signature"])
+    record = Decision.model_validate(tomllib.loads((server.root / DECISION).read_text()))
+    sshsig.verify(signed, decision_payload("beta", record), NAMESPACE)
+    host = asyncssh.read_private_key(server.keys.parent / "host_key")
+    assert signed.fingerprint == host.get_fingerprint("sha256")
 
 
 def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
