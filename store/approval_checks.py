@@ -45,7 +45,7 @@ from store.records import (
     safe_digest,
     snapshot_of,
 )
-from store.signatures import SignatureState
+from store.signatures import SignatureState, signature_state
 from store.text import hazardous
 from store.workspace import Workspace
 
@@ -219,6 +219,7 @@ class Earlier:
     tool: str | None
     risk: str | None
     status: RequestStatus
+    signature: SignatureState
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,6 +529,7 @@ def _earlier(mission: MissionState, request_id: str, now: datetime) -> Iterator[
                 record.tool if record else None,
                 record.risk if record else None,
                 status,
+                signature_state(mission.id, decided.record, mission.signature_policy),
             )
         )
     found.sort(key=lambda e: (e.decision.decided_at, e.request_id), reverse=True)

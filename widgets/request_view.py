@@ -237,6 +237,9 @@ def earlier_text(review: Review, variables: Mapping[str, str] | None) -> Text:
         if item.status.value not in ("approved", "rejected"):
             line.append(" · now ")
             line.append_text(status_text(item.status.value, variables))
+        if item.signature.kind != "unsigned" or item.signature.required:
+            line.append(" · ")
+            line.append_text(signature_text(item.signature, variables))
         if item.decision.reason:
             line.append("\n    reason: ", style="dim")
             line.append_text(safe(item.decision.reason))

@@ -8,6 +8,7 @@ import asyncio
 import json
 import tomllib
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,14 @@ import pytest
 from hud.app import HudApp
 from hud.cli import main
 from store.agent import authorize
+from store.approval_checks import review
 from store.sshsig import load_signer
-from tests.factory import mission
+from store.workspace import Workspace
+from tests.factory import mission, resume
 from tests.hud.conftest import until
 from tests.hud.test_approvals import open_request, shown
 from tests.signing_support import allowed_line, keygen, ssh_agent, ssh_verify
+from widgets.request_view import earlier_text
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +167,26 @@ def test_hud_sign_key_that_cannot_sign_is_refused_at_start(
     garbage.write_text("hello")
     assert main(["--sign-key", str(garbage), str(root)]) == 2
     assert "--sign-key: " in (err := capsys.readouterr().err) and "not an OpenSSH" in err
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (None, "unsigned — this mission requires signatures"),
+        ("other", "signature INVALID: its key is not listed in signers/allowed"),
+        ("ecdsa", "signed, valid: "),
+    ],
+)
+def test_earlier_decisions_show_their_signature(
+    tmp_path: Path, keys: dict[str, Path], key: str | None, expected: str
+) -> None:
+    root = signed_state(tmp_path, keys)
+    argv = ["decide", str(root), "beta", "r1", "approve"]
+    assert main([*argv, *(["--sign-key", str(keys[key])] if key else [])]) in (0, 1)
+    resume(root, "beta").request("r2", risk="read_only", tool="ls", args={"path": "/tmp"})
+    workspace = Workspace(root)
+    workspace.scan()
+    checked = review(workspace.missions["beta"], "r2", datetime.now(UTC))
+    (earlier,) = checked.earlier
+    assert earlier.signature.describe().startswith(expected)
+    assert expected in earlier_text(checked, None).plain
