@@ -193,9 +193,6 @@ class Workspace:
         for source in self.sources:
             source.use(state)
 
-    use_small = use_prefetched
-    """What the SMALL prefetch calls it."""
-
     def is_external(self, rel: str) -> bool:
         """True for a path a source other than the native missions reads."""
         return self._owner(rel) is not self.native

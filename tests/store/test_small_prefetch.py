@@ -70,7 +70,7 @@ def test_the_scan_rereads_what_changed_after_the_child_read_it(
         handle.write(APPENDED)
     parsed = spy_parse_yaml(monkeypatch)
     workspace = Workspace(root)
-    workspace.use_small(small)
+    workspace.use_prefetched(small)
     assert workspace.small is small
     assert len(small.entries) == 17  # the appended entry, parsed alone
     assert parsed == [".small/progress.small.yml"]  # the five unchanged files are kept
@@ -88,7 +88,7 @@ def test_a_child_that_died_leaves_the_scan_to_parse(tmp_path: Path) -> None:
     started.close()  # killed (or already done) and reaped: nothing to take
     assert started.result() is None
     workspace = Workspace(root)
-    workspace.use_small(None)
+    workspace.use_prefetched(None)
     assert workspace.small is not None and not workspace.small.present
 
 
@@ -98,7 +98,7 @@ def test_a_workspace_for_another_root_is_not_used(tmp_path: Path) -> None:
     other.mkdir()
     workspace = Workspace(other)
     theirs = _in_process(root)
-    workspace.use_small(theirs)
+    workspace.use_prefetched(theirs)
     assert workspace.small is not theirs
 
 
