@@ -39,7 +39,7 @@ class LoopexecSource(Quiet):
         return touched
 
     def row_ids(self) -> set[str]:
-        return set(self.dir.problems_by_id())
+        return {ID_PREFIX + run_id for run_id in self.dir.runs}
 
     def row(self, row_id: str, now: datetime, settings: Settings) -> MissionSummary | None:
         run = self.dir.run_of(row_id)
