@@ -117,9 +117,16 @@ class Source(Protocol):
 class Quiet:
     """What a source has none of, by default: a folder name of its own, reads beyond
     its changed paths, problems of no row, verdicts, folders outside the root,
-    human-writable documents, questions to a human."""
+    human-writable documents, questions to a human. And how it takes a partial scan's
+    part: whole, if the part found anything of it."""
 
     root_names: tuple[str, ...] = ()
+
+    def present(self) -> bool:
+        raise NotImplementedError
+
+    def row_ids(self) -> set[str]:
+        raise NotImplementedError
 
     def read_ahead(self, paths: list[str]) -> Captures:
         return {}
@@ -141,3 +148,9 @@ class Quiet:
 
     def use(self, state: object) -> None:
         """Nothing is read ahead for it elsewhere."""
+
+    def take(self, part: Self) -> tuple[Self, set[str]]:
+        """The part, with all its rows, if it found anything of this source; else this."""
+        if part.present():
+            return part, part.row_ids()
+        return self, set()

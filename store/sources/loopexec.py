@@ -74,8 +74,3 @@ class LoopexecSource(Quiet):
                 )
             )
         return asks
-
-    def take(self, part: LoopexecSource) -> tuple[LoopexecSource, set[str]]:
-        if part.present():
-            return part, part.row_ids()
-        return self, set()

@@ -111,8 +111,3 @@ class LoopxSource(Quiet):
     def watch_paths(self) -> dict[str, Path]:
         followed = self.loaded.followed if self.loaded is not None else []
         return {f"{WATCH_PREFIX}{n}": folder for n, folder in enumerate(followed)}
-
-    def take(self, part: LoopxSource) -> tuple[LoopxSource, set[str]]:
-        if part.present():
-            return part, part.row_ids()
-        return self, set()

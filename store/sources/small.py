@@ -56,11 +56,6 @@ class SmallSource(Quiet):
         files = self.workspace.files
         return tuple(files[k].relpath for k in sorted(HUMAN_KINDS)) if self.detail(row_id) else ()
 
-    def take(self, part: SmallSource) -> tuple[SmallSource, set[str]]:
-        if part.workspace.present:
-            return part, {part.workspace.id}
-        return self, set()
-
     def use(self, state: object) -> None:
         """Start from a workspace read elsewhere (store.small.prefetch), checked against
         the disk now: a file whose bytes changed since is read again."""
