@@ -45,7 +45,7 @@ from store.records import (
     safe_digest,
     snapshot_of,
 )
-from store.signatures import SignatureState, signature_state
+from store.signatures import SignatureState
 from store.text import hazardous
 from store.workspace import Workspace
 
@@ -517,6 +517,8 @@ def _earlier(mission: MissionState, request_id: str, now: datetime) -> Iterator[
     for other_id, decided in mission.decisions.items():
         if other_id == request_id or decided.record is None:
             continue
+        signature = mission.signature(other_id)
+        assert signature is not None  # its decision loads
         other = mission.requests.get(other_id)
         record = other.record if other is not None else None
         status = (
@@ -529,7 +531,7 @@ def _earlier(mission: MissionState, request_id: str, now: datetime) -> Iterator[
                 record.tool if record else None,
                 record.risk if record else None,
                 status,
-                signature_state(mission.id, decided.record, mission.signature_policy),
+                signature,
             )
         )
     found.sort(key=lambda e: (e.decision.decided_at, e.request_id), reverse=True)

@@ -118,6 +118,9 @@ class MissionState:
         self.events: LogReader | None = None
         self.evidence: LogReader | None = None
         self._problems: list[Problem] | None = None
+        self._policy: Policy | None = None
+        self._signatures: dict[str, tuple[Decision, SignatureState]] = {}
+        """Each decision's signature state, with the record it was derived from."""
         self.until: tuple[int, int] | None = None
         """Set on a state replayed as of an event (`store.replay`): the last events and
         evidence lines folded; log problems after them were not there yet."""
@@ -215,7 +218,7 @@ class MissionState:
 
     def apply(self, located: Located) -> None:
         """Re-read the one file `located` names (or forget it if it is gone)."""
-        self._problems = None
+        self._derive_again()
         rel = located.relpath
         present = os.path.lexists(os.path.join(self.root, rel))  # os.path: pathlib costs more
         # (a symlink on the way is refused when the file is read: `present` only says
@@ -315,7 +318,7 @@ class MissionState:
         }
 
     def take_artifact_checks(self, checks: dict[str, ArtifactCheck]) -> None:
-        self._problems = None
+        self._derive_again()
         self.artifact_checks.update(checks)
 
     def indexed_paths(self) -> list[str]:
@@ -326,7 +329,7 @@ class MissionState:
 
     def set_path_problem(self, rel: str, problem: Problem | None) -> None:
         """Record (or clear) the problem of a path that holds no record."""
-        self._problems = None
+        self._derive_again()
         if problem is None:
             self.path_problems.pop(rel, None)
         else:
@@ -334,7 +337,7 @@ class MissionState:
 
     def forget_prefix(self, rel: str) -> None:
         """A path under the mission vanished: drop everything indexed at or below it."""
-        self._problems = None
+        self._derive_again()
         prefix = rel + "/"
         self.path_problems = {
             k: v for k, v in self.path_problems.items() if k != rel and not k.startswith(prefix)
@@ -414,19 +417,32 @@ class MissionState:
 
     def signers_changed(self) -> None:
         """A `signers/` file changed: signature states and problems are derived again."""
+        self._derive_again()
+
+    def _derive_again(self) -> None:
+        """A file of the mission (or a `signers/` file it names) changed: what is derived
+        from them (problems, the signature policy and states) is derived again."""
         self._problems = None
+        self._policy = None
+        self._signatures.clear()
 
     @property
     def signature_policy(self) -> Policy:
-        record = self.constraints.record if self.constraints is not None else None
-        return policy(record, self.signers)
+        if self._policy is None:
+            record = self.constraints.record if self.constraints is not None else None
+            self._policy = policy(record, self.signers)
+        return self._policy
 
     def signature(self, request_id: str) -> SignatureState | None:
         """The signature state of the request's decision (None: no decision loads)."""
         decided = self.decisions.get(request_id)
         if decided is None or decided.record is None:
             return None
-        return signature_state(self.id, decided.record, self.signature_policy)
+        cached = self._signatures.get(request_id)
+        if cached is None or cached[0] is not decided.record:
+            state = signature_state(self.id, decided.record, self.signature_policy)
+            cached = self._signatures[request_id] = (decided.record, state)
+        return cached[1]
 
     def decision_is_current(self, request_id: str) -> bool | None:
         """Whether the decision's digest matches the request as it is now (None: unknown)."""
