@@ -79,7 +79,7 @@ from store.records import (
     request_digest,
     validate,
 )
-from store.signatures import policy, signature_state
+from store.signatures import policy, signature_state, signer_paths
 from store.signers import MAX_SIGNERS_BYTES
 
 TAIL_BLOCK = 8192
@@ -481,10 +481,8 @@ def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | No
         first = loaded.problems[0].message if loaded.problems else "unreadable"
         return f"constraints.toml does not load (it may require signatures): {first}"
     record = loaded.record
-    named = record.approval if record is not None else None
-    paths = [p for p in (named.allowed_signers, named.revoked_keys) if p] if named else []
     files: dict[str, bytes | Problem] = {}
-    for path in paths:
+    for path in signer_paths(record):
         found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
         if not (isinstance(found, Problem) and found.code == "missing"):
             files[path] = found

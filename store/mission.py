@@ -34,7 +34,14 @@ from store.records import (
     StepEvent,
     request_digest,
 )
-from store.signatures import Policy, SignatureState, SignerFiles, policy, signature_state
+from store.signatures import (
+    Policy,
+    SignatureState,
+    SignerFiles,
+    policy,
+    signature_state,
+    signer_paths,
+)
 
 RECENT = 200
 USAGE_POINTS = 512
@@ -409,11 +416,7 @@ class MissionState:
 
     def signer_paths(self) -> set[str]:
         """The `signers/` files the constraints name."""
-        record = self.constraints.record if self.constraints is not None else None
-        if record is None:
-            return set()
-        rules = record.approval
-        return {path for path in (rules.allowed_signers, rules.revoked_keys) if path}
+        return signer_paths(self.constraints.record if self.constraints is not None else None)
 
     def signers_changed(self) -> None:
         """A `signers/` file changed: signature states and problems are derived again."""

@@ -103,6 +103,14 @@ def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
     )
 
 
+def signer_paths(constraints: Constraints | None) -> set[str]:
+    """The `signers/` files a mission's constraints.toml `[approval]` names."""
+    if constraints is None:
+        return set()
+    rules = constraints.approval
+    return {path for path in (rules.allowed_signers, rules.revoked_keys) if path}
+
+
 def policy(constraints: Constraints | None, files: SignerFiles) -> Policy:
     """The signature policy of a mission (its constraints.toml `[approval]`)."""
     if constraints is None:
