@@ -90,9 +90,9 @@ def _check_paths(root: str, paths: list[str]) -> Checked:
 def _reports(workspace: Workspace) -> Checked:
     """A report per row of every source, and the problems of no row (settings apart):
     the same rows and problems the HUD shows (`Workspace.row`, `problems_by_row`)."""
-    found = workspace.problems_by_row()
-    found.pop(WORKSPACE_ROW, None)
     loose = [problem for source in workspace.sources for problem in source.loose_problems()]
+    found = workspace.problems_by_row(workspace.settings_problems + loose)
+    found.pop(WORKSPACE_ROW, None)
     reports = {}
     for row_id, row in workspace.rows().items():
         problems = found.pop(row_id, [])

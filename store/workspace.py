@@ -416,10 +416,12 @@ class Workspace:
         """Every problem in the workspace."""
         return [problem for group in self.problems_by_row().values() for problem in group]
 
-    def problems_by_row(self) -> dict[str, list[Problem]]:
+    def problems_by_row(self, loose: list[Problem] | None = None) -> dict[str, list[Problem]]:
         """Every problem under the overview row it belongs to (a mission, the SMALL
-        workspace, a loopexec run, ...), or under WORKSPACE_ROW: settings and loose files."""
-        found: dict[str, list[Problem]] = {WORKSPACE_ROW: self.loose_problems()}
+        workspace, a loopexec run, ...), or under WORKSPACE_ROW: settings and loose files
+        (`loose_problems()`, unless the caller has them already)."""
+        loose = self.loose_problems() if loose is None else list(loose)
+        found: dict[str, list[Problem]] = {WORKSPACE_ROW: loose}
         for source in self.sources:
             for row_id, problems in source.problems_by_row().items():
                 found.setdefault(row_id, []).extend(problems)
