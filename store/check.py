@@ -80,11 +80,15 @@ Checked = tuple[dict[str, MissionReport], list[Problem]]
 
 
 def _check_paths(root: str, paths: list[str]) -> Checked:
-    """Index these paths and report each row in them (runs in a worker process)."""
+    """Index these paths and report each row in them (runs in a worker process). The
+    `signers/` files among them are read for the missions' signatures: their problems
+    are the parent's to report (it reads them too), not each task's."""
     workspace = Workspace(root)
     workspace.load_settings()
     workspace.apply(paths)
-    return _reports(workspace)
+    reports, loose = _reports(workspace)
+    signers = {p for p in workspace.native.signers.values() if isinstance(p, Problem)}
+    return reports, [p for p in loose if p not in signers]
 
 
 def _reports(workspace: Workspace) -> Checked:
@@ -156,9 +160,13 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
         for group in _chunks(weights, min(len(weights), jobs * TASKS_PER_JOB))
     ]
     done = 0
+    seen = set(report.workspace_problems)
     for (reports, loose), weight in _results(report.root, tasks, jobs):
         report.missions.update(reports)
-        report.workspace_problems.extend(p for p in loose if p not in report.workspace_problems)
+        for problem in loose:
+            if problem not in seen:
+                seen.add(problem)
+                report.workspace_problems.append(problem)
         done += weight
         if progress:
             progress(done, total)
