@@ -440,12 +440,15 @@ class Workspace:
 
     def row(self, row_id: str) -> MissionSummary | None:
         """The overview row `row_id` as its source derives it now, None if there is none."""
-        now = self.clock()
+        return self._row(row_id, self.clock())
+
+    def _row(self, row_id: str, now: datetime) -> MissionSummary | None:
         return next((row for s in self.sources if (row := s.row(row_id, now, self.settings))), None)
 
     def rows(self) -> dict[str, MissionSummary]:
-        """Every overview row, by id."""
-        found = (self.row(row_id) for row_id in self.row_ids())
+        """Every overview row, by id, all derived as of one reading of the clock."""
+        now = self.clock()
+        found = (self._row(row_id, now) for row_id in self.row_ids())
         return {row.id: row for row in found if row is not None}
 
     def external_summaries(self) -> dict[str, MissionSummary]:
