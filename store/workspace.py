@@ -315,10 +315,15 @@ class Workspace:
         return again
 
     def _holds_data(self, rel: str) -> bool:
-        """True for a path whose bytes `apply` reads (a record, a SMALL or loopexec file,
-        hud.toml); False for artifacts, folders and files outside the layout."""
-        if rel == "hud.toml" or self.is_external(rel):
+        """True for a path whose bytes `apply` reads and the workspace captures (a record,
+        a SMALL or loopexec file, hud.toml); False for artifacts, folders, files outside
+        the layout, and loopx's paths: its `read_ahead` captures every file it reads, in
+        any root (`@loopx<n>/...` paths name files of other roots)."""
+        if rel == "hud.toml":
             return True
+        owner = self._owner(rel)
+        if owner is not self.native:
+            return not isinstance(owner, LoopxSource)
         located = classify(rel)
         return located is not None and located.kind is not Kind.ARTIFACT
 
