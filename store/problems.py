@@ -38,3 +38,13 @@ class Problem:
             "hint": self.hint,
             "severity": self.severity,
         }
+
+
+WORKSPACE_ROW = ""
+"""Where problems of no row go: settings, files of no mission. Empty, so that no row
+id (a mission may be called `workspace`) can share it."""
+
+
+def row_heading(row_id: str) -> str:
+    """How a row's problems are headed for people: its id; "workspace" for WORKSPACE_ROW."""
+    return row_id or "workspace"

@@ -29,7 +29,7 @@ from store.layout import KNOWN_DIRS, Kind, classify, is_transient
 from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document, verify_prefix
 from store.loopexec import LoopexecDir
 from store.mission import MissionState
-from store.problems import Problem
+from store.problems import WORKSPACE_ROW, Problem
 from store.records import Settings
 from store.row import MissionStatus, MissionSummary
 from store.scrub import Scrubbed
@@ -37,12 +37,18 @@ from store.small.workspace import SmallWorkspace
 from store.sources import Captures, Source, sources_for
 from store.sources.loopexec import LoopexecSource
 from store.sources.loopx import LoopxSource
-from store.sources.native import WORKSPACE_ROW, NativeSource
+from store.sources.native import NativeSource
 from store.sources.small import SmallSource
 
 Clock = Callable[[], datetime]
 _S = TypeVar("_S")
-__all__ = ["WORKSPACE_ROW", "ReadAhead", "Workspace", "group_by_mission", "utc_now"]
+__all__ = [
+    "WORKSPACE_ROW",
+    "ReadAhead",
+    "Workspace",
+    "group_by_mission",
+    "utc_now",
+]
 
 
 LOG_STEP = 4 * 1024 * 1024

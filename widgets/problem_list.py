@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from store.problems import Problem
+from store.problems import Problem, row_heading
 from widgets.safe_text import safe
 
 
@@ -51,8 +51,11 @@ class ProblemList(OptionList, inherit_bindings=False):
         """Show these groups; `complete` is False while the directory is still being read;
         `empty`, if given, says why there is none."""
         ordered = [
-            (name, sorted(groups[name], key=lambda p: (p.severity != "error", p.path, p.line or 0)))
-            for name in sorted(groups)
+            (
+                row_heading(name),
+                sorted(groups[name], key=lambda p: (p.severity != "error", p.path, p.line or 0)),
+            )
+            for name in sorted(groups, key=lambda name: (row_heading(name), name))
             if groups[name]
         ]
         if (ordered, complete, empty) == self._shown:

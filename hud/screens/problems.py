@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Static
 
 from hud.screens.base import HudScreen
-from store.problems import Problem
+from store.problems import Problem, row_heading
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.header import HudHeader
 from widgets.problem_list import ProblemList
@@ -45,7 +45,7 @@ class ProblemsScreen(Filtering, HudScreen):
         problems = [problem for group in groups.values() for problem in group]
         needle = self.needle
         shown = {
-            name: [p for p in group if problem_matches(name, p, needle)]
+            name: [p for p in group if problem_matches(row_heading(name), p, needle)]
             for name, group in groups.items()
         }
         count = sum(map(len, shown.values()))

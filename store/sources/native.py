@@ -24,15 +24,12 @@ from store.layout import (
     safe_request_id,
 )
 from store.mission import MissionState
-from store.problems import Problem
+from store.problems import WORKSPACE_ROW, Problem
 from store.records import Settings
 from store.row import MissionSummary
 from store.signers import MAX_SIGNERS_BYTES
 from store.sources.base import Quiet
 from store.summary import summarize
-
-WORKSPACE_ROW = "workspace"
-"""Where problems of no row go: settings, files of no mission."""
 
 
 def owner_row(rel: str) -> str:

@@ -134,6 +134,32 @@ async def test_bad_file_becomes_a_problem_not_a_crash(
         assert "fix:" in text
 
 
+async def test_a_mission_named_workspace_has_its_own_heading(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """The directory's loose problems head "workspace"; so does a mission of that name,
+    each with its own problems (they were merged into one group)."""
+    mission(tmp_path, "workspace")
+    (tmp_path / "missions/workspace/handoff.json").write_text("{")
+    (tmp_path / "stray.txt").write_text("x")
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        await pilot.press("exclamation_mark")
+        await pilot.pause(0.1)
+        listing = app.screen.query_one(ProblemList)
+        lines = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        headings = [i for i, line in enumerate(lines) if line.startswith("■ ")]
+        assert [lines[i] for i in headings] == ["■ workspace", "■ workspace"]
+        groups = [
+            "\n".join(lines[i + 1 : j]) for i, j in zip(headings, [*headings[1:], 99], strict=True)
+        ]
+        assert sorted(("handoff.json" in g, "stray.txt" in g) for g in groups) == [
+            (False, True),
+            (True, False),
+        ]
+
+
 async def test_help_lists_binding_ids(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
     app = make_app(state_dir)
     async with app.run_test(size=(80, 24)) as pilot:

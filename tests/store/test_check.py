@@ -41,6 +41,19 @@ def test_problems_are_grouped_by_mission(state_dir: Path) -> None:
     assert (report.errors, report.warnings) == (2, 1)
 
 
+def test_a_mission_named_workspace_keeps_its_problems(tmp_path: Path) -> None:
+    """A mission id may be `workspace`: its problems are its own, not the directory's
+    (they were dropped with the loose ones), and the loose ones stay loose."""
+    mission(tmp_path, "workspace")
+    (tmp_path / "missions/workspace/handoff.json").write_text("{")
+    (tmp_path / "stray.txt").write_text("x")
+    for jobs in (1, 2):
+        report = check(tmp_path, jobs=jobs)
+        assert [p.code for p in report.missions["workspace"].problems] == ["bad-json"]
+        assert [p.path for p in report.workspace_problems] == ["stray.txt"]
+        assert (report.errors, report.warnings) == (1, 1)
+
+
 def test_unknown_file_inside_a_mission_is_reported(state_dir: Path) -> None:
     """Regression: unknown files under missions/<id>/ were dropped by check()."""
     (state_dir / "missions/alpha/notes.txt").write_text("x")
