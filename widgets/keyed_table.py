@@ -21,7 +21,7 @@ only where selecting a row does something.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -218,3 +218,44 @@ class FlexTable(KeyedTable):
         fixed = [narrow for _, _, narrow, _ in self.column_spec]
         spare = width - sum(w + 2 for w in fixed if w) - 3 - self.styles.scrollbar_size_vertical
         return tuple(max(12, spare) if w == 0 else w for w in fixed)
+
+
+T = TypeVar("T")
+
+
+class PlacedTable(FlexTable, Generic[T]):
+    """A FlexTable of items keyed by their place (ids need not be unique): a subclass gives
+    its `COLUMNS` and a cell function; `selected` is the item under the cursor."""
+
+    COLUMNS: ClassVar[tuple[Column, ...]] = ()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(self.COLUMNS, id=id)
+        self.items: list[T] = []
+
+    def at_end(self) -> bool:
+        """Whether the cursor is on the last row (or there is none): the table follows the
+        end when rows are added."""
+        return not self.row_count or self.cursor_row >= self.row_count - 1
+
+    def show_items(
+        self,
+        items: Sequence[T],
+        cells: Callable[[T], tuple[Text, ...]],
+        *,
+        follow: bool = False,
+    ) -> None:
+        """Rows keyed by their place; nothing is done when `items` are unchanged. With
+        `follow` the cursor follows the end while it is on the last row."""
+        if list(items) == self.items:
+            return
+        following = follow and self.at_end()
+        self.items = list(items)
+        self.set_rows([(str(n), cells(item)) for n, item in enumerate(self.items)])
+        if following and self.row_count:
+            self.move_cursor(row=self.row_count - 1, animate=False)
+
+    @property
+    def selected(self) -> T | None:
+        key = self.selected_key
+        return None if key is None else self.items[int(key)]
