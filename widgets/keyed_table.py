@@ -182,6 +182,15 @@ class KeyedTable(RowCursorTable):
         self._append(rows, keys, selected)
         return True
 
+    def append_rows(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> None:
+        """Add `rows` (keys not shown yet) after the last row; the others are not looked at."""
+        keys = self._order + [key for key, _ in rows]
+        if not self.columns:
+            self._order = keys
+            self._cells.update(rows)
+            return
+        self._append(rows, keys, None)
+
     def _append(
         self, rows: Sequence[tuple[str, tuple[Text, ...]]], keys: list[str], selected: str | None
     ) -> None:

@@ -242,8 +242,6 @@ class Timeline(PlacedTable[Entry]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.generation = -1
-        self._rows: list[tuple[str, tuple[Text, ...]]] = []
-        """The rows of `items`, made once each (a SMALL log may hold thousands)."""
 
     def show(
         self, entries: Sequence[Entry], generation: int, variables: Mapping[str, str] | None = None
@@ -253,14 +251,17 @@ class Timeline(PlacedTable[Entry]):
         following = self.at_end()
         start = len(self.items)
         if generation != self.generation or len(entries) < start:
-            self.items, self._rows, start = [], [], 0
+            self.items, start = [], 0
             self.generation = generation
         new = entries[start:]
         if not new:
             return 0
         self.items.extend(new)
-        self._rows += [(str(e.index), _entry_cells(e, variables)) for e in new]
-        self.set_rows(self._rows)
+        rows = [(str(e.index), _entry_cells(e, variables)) for e in new]
+        if start:
+            self.append_rows(rows)  # a SMALL log may hold thousands: the rest stay as they are
+        else:
+            self.set_rows(rows)
         if following:
             self.move_cursor(row=self.row_count - 1, animate=False)
         return len(new)
