@@ -37,6 +37,30 @@ Column = tuple[str, str, int | None, int | None]
 content."""
 
 
+def cursor_bindings(
+    up: str,
+    down: str,
+    page_up: str,
+    page_down: str,
+    first: str,
+    last: str,
+    select: str | None = None,
+) -> list[BindingType]:
+    """The row cursor's keys, given each one's action (`select`, if given, is bound to enter);
+    every list shares the ids `table.*`, so one `[keys]` remap serves every table."""
+    bindings: list[BindingType] = [
+        Binding("up,k", up, "Up", show=False, id="table.up"),
+        Binding("down,j", down, "Down", show=False, id="table.down"),
+        Binding("pageup", page_up, "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", page_down, "Page down", show=False, id="table.page_down"),
+        Binding("home,g", first, "First", show=False, id="table.first"),
+        Binding("end,G", last, "Last", show=False, id="table.last"),
+    ]
+    if select is not None:
+        bindings.append(Binding("enter", select, "Open", id="table.select"))
+    return bindings
+
+
 def cell(text: Text) -> Text:
     """A table cell: one line, cut with an ellipsis when the column is narrower."""
     text.no_wrap = True
@@ -47,15 +71,15 @@ def cell(text: Text) -> Text:
 class RowCursorTable(DataTable[Text], inherit_bindings=False):
     """A DataTable with a row cursor; `selectable` when enter on a row opens something."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="table.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
-        Binding("home,g", "scroll_top", "First", show=False, id="table.first"),
-        Binding("end,G", "scroll_bottom", "Last", show=False, id="table.last"),
-        Binding("enter", "select_cursor", "Open", id="table.select"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = cursor_bindings(
+        "cursor_up",
+        "cursor_down",
+        "page_up",
+        "page_down",
+        "scroll_top",
+        "scroll_bottom",
+        select="select_cursor",
+    )
 
     def __init__(self, *, id: str | None = None, selectable: bool = False) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
