@@ -107,6 +107,7 @@ class KeyedTable(RowCursorTable):
     ) -> None:
         super().__init__(id=id, selectable=selectable)
         self.column_spec = tuple(columns)
+        self._column_keys = [key for key, *_ in self.column_spec]
         self.on_relayout = on_relayout
         self.wide = False
         self._widths: tuple[int | None, ...] = ()
@@ -131,9 +132,8 @@ class KeyedTable(RowCursorTable):
     def width_of(self, column: str) -> int:
         """The width of `column` as laid out (as at 80 cells before the first layout; 0 for
         a column that fits its content)."""
-        keys = [key for key, *_ in self.column_spec]
         widths = self._widths or self.widths_for(self.size.width or 80)
-        return widths[keys.index(column)] or 0
+        return widths[self._column_keys.index(column)] or 0
 
     def _layout(self, width: int) -> None:
         widths = self.widths_for(width)
@@ -229,7 +229,6 @@ class KeyedTable(RowCursorTable):
 
     def _update(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> bool:
         changed = False
-        names = [name for name, *_ in self.column_spec]
         for key, cells in rows:
             old = self._cells[key]
             if old == cells:
@@ -237,7 +236,7 @@ class KeyedTable(RowCursorTable):
             for index, value in enumerate(cells):
                 if index >= len(old) or old[index] != value:
                     fits = self._widths[index] is None  # the column fits its content
-                    self.update_cell(key, names[index], cell(value), update_width=fits)
+                    self.update_cell(key, self._column_keys[index], cell(value), update_width=fits)
             self._cells[key] = cells
             changed = True
         return changed

@@ -24,7 +24,7 @@ from store.text import duration
 from widgets.keyed_table import Column, PlacedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import compact, field_line, join_lines
+from widgets.tabs.common import clock, compact, field_line, join_lines
 
 WIDTH = 16
 
@@ -180,7 +180,7 @@ def _receipt_cells(event: ReceiptEvent, variables: Mapping[str, str] | None) -> 
         else safe(event.detail)
     )
     return (
-        Text(event.at.strftime("%H:%M:%S") if event.at else "—"),
+        Text(clock(event.at) if event.at else "—"),
         Text("" if event.iteration is None else str(event.iteration)),
         name,
         exit_text,
