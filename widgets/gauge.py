@@ -1,16 +1,15 @@
-"""Small renderers for table cells: a percent bar, a sparkline, a relative time."""
+"""Small renderers for table cells: a percent bar, a relative time."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from rich.text import Text
 
 from widgets.status import theme_style
 
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
-_TICKS = "▁▂▃▄▅▆▇█"
 _UNITS = (("y", 31_536_000), ("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1))
 WARN_AT = 0.8
 """The fraction from which a bar shows in the warning colour."""
@@ -53,32 +52,6 @@ def blocks(fraction: float, cells: int, least: int = 0) -> str:
     eighths long."""
     full, part = divmod(max(least, round(fraction * cells * 8)), 8)
     return "█" * full + (_EIGHTHS[part] if part else "")
-
-
-def sparkline(values: Sequence[float], width: int) -> str:
-    """`values` as at most `width` ticks `▁..█`, scaled from min(0, lowest) to highest.
-
-    Longer series are cut into `width` buckets, each showing its largest value;
-    non-finite values show as a space.
-    """
-    if width < 1 or not values:
-        return ""
-    buckets = min(width, len(values))
-    columns = [
-        values[len(values) * i // buckets : len(values) * (i + 1) // buckets]
-        for i in range(buckets)
-    ]
-    peaks = [max((v for v in column if math.isfinite(v)), default=math.nan) for column in columns]
-    finite = [v for v in peaks if math.isfinite(v)]
-    if not finite:
-        return " " * buckets
-    low, high = min(0.0, *finite), max(finite)
-    span = high - low
-    last = len(_TICKS) - 1
-    return "".join(
-        " " if not math.isfinite(v) else _TICKS[round((v - low) / span * last) if span else 0]
-        for v in peaks
-    )
 
 
 def relative_time(seconds: float) -> str:

@@ -21,7 +21,7 @@ only where selecting a row does something.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -37,6 +37,30 @@ Column = tuple[str, str, int | None, int | None]
 content."""
 
 
+def cursor_bindings(
+    up: str,
+    down: str,
+    page_up: str,
+    page_down: str,
+    first: str,
+    last: str,
+    select: str | None = None,
+) -> list[BindingType]:
+    """The row cursor's keys, given each one's action (`select`, if given, is bound to enter);
+    every list shares the ids `table.*`, so one `[keys]` remap serves every table."""
+    bindings: list[BindingType] = [
+        Binding("up,k", up, "Up", show=False, id="table.up"),
+        Binding("down,j", down, "Down", show=False, id="table.down"),
+        Binding("pageup", page_up, "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", page_down, "Page down", show=False, id="table.page_down"),
+        Binding("home,g", first, "First", show=False, id="table.first"),
+        Binding("end,G", last, "Last", show=False, id="table.last"),
+    ]
+    if select is not None:
+        bindings.append(Binding("enter", select, "Open", id="table.select"))
+    return bindings
+
+
 def cell(text: Text) -> Text:
     """A table cell: one line, cut with an ellipsis when the column is narrower."""
     text.no_wrap = True
@@ -47,15 +71,15 @@ def cell(text: Text) -> Text:
 class RowCursorTable(DataTable[Text], inherit_bindings=False):
     """A DataTable with a row cursor; `selectable` when enter on a row opens something."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="table.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
-        Binding("home,g", "scroll_top", "First", show=False, id="table.first"),
-        Binding("end,G", "scroll_bottom", "Last", show=False, id="table.last"),
-        Binding("enter", "select_cursor", "Open", id="table.select"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = cursor_bindings(
+        "cursor_up",
+        "cursor_down",
+        "page_up",
+        "page_down",
+        "scroll_top",
+        "scroll_bottom",
+        select="select_cursor",
+    )
 
     def __init__(self, *, id: str | None = None, selectable: bool = False) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
@@ -83,6 +107,7 @@ class KeyedTable(RowCursorTable):
     ) -> None:
         super().__init__(id=id, selectable=selectable)
         self.column_spec = tuple(columns)
+        self._column_keys = [key for key, *_ in self.column_spec]
         self.on_relayout = on_relayout
         self.wide = False
         self._widths: tuple[int | None, ...] = ()
@@ -107,9 +132,8 @@ class KeyedTable(RowCursorTable):
     def width_of(self, column: str) -> int:
         """The width of `column` as laid out (as at 80 cells before the first layout; 0 for
         a column that fits its content)."""
-        keys = [key for key, *_ in self.column_spec]
         widths = self._widths or self.widths_for(self.size.width or 80)
-        return widths[keys.index(column)] or 0
+        return widths[self._column_keys.index(column)] or 0
 
     def _layout(self, width: int) -> None:
         widths = self.widths_for(width)
@@ -182,6 +206,15 @@ class KeyedTable(RowCursorTable):
         self._append(rows, keys, selected)
         return True
 
+    def append_rows(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> None:
+        """Add `rows` (keys not shown yet) after the last row; the others are not looked at."""
+        keys = self._order + [key for key, _ in rows]
+        if not self.columns:
+            self._order = keys
+            self._cells.update(rows)
+            return
+        self._append(rows, keys, None)
+
     def _append(
         self, rows: Sequence[tuple[str, tuple[Text, ...]]], keys: list[str], selected: str | None
     ) -> None:
@@ -196,7 +229,6 @@ class KeyedTable(RowCursorTable):
 
     def _update(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> bool:
         changed = False
-        names = [name for name, *_ in self.column_spec]
         for key, cells in rows:
             old = self._cells[key]
             if old == cells:
@@ -204,7 +236,7 @@ class KeyedTable(RowCursorTable):
             for index, value in enumerate(cells):
                 if index >= len(old) or old[index] != value:
                     fits = self._widths[index] is None  # the column fits its content
-                    self.update_cell(key, names[index], cell(value), update_width=fits)
+                    self.update_cell(key, self._column_keys[index], cell(value), update_width=fits)
             self._cells[key] = cells
             changed = True
         return changed
@@ -218,3 +250,44 @@ class FlexTable(KeyedTable):
         fixed = [narrow for _, _, narrow, _ in self.column_spec]
         spare = width - sum(w + 2 for w in fixed if w) - 3 - self.styles.scrollbar_size_vertical
         return tuple(max(12, spare) if w == 0 else w for w in fixed)
+
+
+T = TypeVar("T")
+
+
+class PlacedTable(FlexTable, Generic[T]):
+    """A FlexTable of items keyed by their place (ids need not be unique): a subclass gives
+    its `COLUMNS` and a cell function; `selected` is the item under the cursor."""
+
+    COLUMNS: ClassVar[tuple[Column, ...]] = ()
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(self.COLUMNS, id=id)
+        self.items: list[T] = []
+
+    def at_end(self) -> bool:
+        """Whether the cursor is on the last row (or there is none): the table follows the
+        end when rows are added."""
+        return not self.row_count or self.cursor_row >= self.row_count - 1
+
+    def show_items(
+        self,
+        items: Sequence[T],
+        cells: Callable[[T], tuple[Text, ...]],
+        *,
+        follow: bool = False,
+    ) -> None:
+        """Rows keyed by their place; nothing is done when `items` are unchanged. With
+        `follow` the cursor follows the end while it is on the last row."""
+        if list(items) == self.items:
+            return
+        following = follow and self.at_end()
+        self.items = list(items)
+        self.set_rows([(str(n), cells(item)) for n, item in enumerate(self.items)])
+        if following and self.row_count:
+            self.move_cursor(row=self.row_count - 1, animate=False)
+
+    @property
+    def selected(self) -> T | None:
+        key = self.selected_key
+        return None if key is None else self.items[int(key)]

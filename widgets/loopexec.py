@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 
@@ -21,10 +21,10 @@ from store.loopexec import (
     exit_code,
 )
 from store.text import duration
-from widgets.keyed_table import Column, FlexTable
+from widgets.keyed_table import Column, PlacedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
-from widgets.tabs.common import compact, field_line, join_lines
+from widgets.tabs.common import clock, compact, field_line, join_lines
 
 WIDTH = 16
 
@@ -147,10 +147,10 @@ def summary_text(
     return join_lines(parts)
 
 
-class ReceiptTable(FlexTable):
+class ReceiptTable(PlacedTable[ReceiptEvent]):
     """The receipt as a timeline: time, iteration, event, exit code, detail."""
 
-    COLUMNS: tuple[Column, ...] = (
+    COLUMNS: ClassVar[tuple[Column, ...]] = (
         ("time", "Time", 9, 9),
         ("iter", "It", 3, 3),
         ("event", "Event", 19, 19),
@@ -158,27 +158,12 @@ class ReceiptTable(FlexTable):
         ("detail", "Detail", 0, 0),
     )
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(self.COLUMNS, id=id)
-        self.events: list[ReceiptEvent] = []
-
     def show(
         self, events: Sequence[ReceiptEvent], variables: Mapping[str, str] | None = None
     ) -> None:
         """Rows keyed by their place in the receipt; follows the end while the cursor is
         on the last row."""
-        if list(events) == self.events:
-            return
-        following = not self.row_count or self.cursor_row >= self.row_count - 1
-        self.events = list(events)
-        self.set_rows([(str(n), _receipt_cells(e, variables)) for n, e in enumerate(events)])
-        if following and self.row_count:
-            self.move_cursor(row=self.row_count - 1, animate=False)
-
-    @property
-    def selected(self) -> ReceiptEvent | None:
-        key = self.selected_key
-        return None if key is None else self.events[int(key)]
+        self.show_items(events, lambda event: _receipt_cells(event, variables), follow=True)
 
 
 def _receipt_cells(event: ReceiptEvent, variables: Mapping[str, str] | None) -> tuple[Text, ...]:
@@ -195,7 +180,7 @@ def _receipt_cells(event: ReceiptEvent, variables: Mapping[str, str] | None) -> 
         else safe(event.detail)
     )
     return (
-        Text(event.at.strftime("%H:%M:%S") if event.at else "—"),
+        Text(clock(event.at) if event.at else "—"),
         Text("" if event.iteration is None else str(event.iteration)),
         name,
         exit_text,

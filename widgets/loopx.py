@@ -6,13 +6,14 @@ They render what the loopx screen hands them; nothing here reads files.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from rich.text import Text
 
 from store.loopx.goal import Goal
 from store.loopx.policy import Policy, policy
 from store.loopx.state import Todo
-from widgets.keyed_table import Column, FlexTable
+from widgets.keyed_table import Column, PlacedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
 from widgets.tabs.common import field_line, join_lines
@@ -81,10 +82,10 @@ def _line(text: Text, width: int = 64) -> Text:
     return text
 
 
-class TodoTable(FlexTable):
+class TodoTable(PlacedTable[Todo]):
     """Every todo: status, owner, claimed by, evidence, text."""
 
-    COLUMNS: tuple[Column, ...] = (
+    COLUMNS: ClassVar[tuple[Column, ...]] = (
         ("mark", "", 3, 3),
         ("role", "Role", 5, 5),
         ("class", "Class", 16, 16),
@@ -93,21 +94,9 @@ class TodoTable(FlexTable):
         ("text", "Todo", 0, 0),
     )
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(self.COLUMNS, id=id)
-        self.todos: list[Todo] = []
-
     def show(self, todos: Sequence[Todo], variables: Mapping[str, str] | None = None) -> None:
         """Rows keyed by their place in the goal file (todo ids need not be unique)."""
-        if list(todos) == self.todos:
-            return
-        self.todos = list(todos)
-        self.set_rows([(str(n), _todo_cells(todo, variables)) for n, todo in enumerate(todos)])
-
-    @property
-    def selected(self) -> Todo | None:
-        key = self.selected_key
-        return None if key is None else self.todos[int(key)]
+        self.show_items(todos, lambda todo: _todo_cells(todo, variables))
 
 
 def _todo_cells(todo: Todo, variables: Mapping[str, str] | None) -> tuple[Text, ...]:

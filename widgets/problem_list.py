@@ -6,11 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from store.problems import Problem, row_heading
+from widgets.keyed_table import cursor_bindings
 from widgets.safe_text import safe
 
 
@@ -32,14 +33,9 @@ class ProblemList(OptionList, inherit_bindings=False):
     groups by name, errors first within each. Keys move the cursor (enter would open
     nothing); their ids are the tables' (`widgets.keyed_table`)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="table.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
-        Binding("home,g", "first", "First", show=False, id="table.first"),
-        Binding("end,G", "last", "Last", show=False, id="table.last"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = cursor_bindings(
+        "cursor_up", "cursor_down", "page_up", "page_down", "first", "last"
+    )
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

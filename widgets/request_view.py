@@ -117,6 +117,7 @@ def findings_text(
     error = theme_style("$error bold", variables)
     warning = theme_style("$warning bold", variables)
     pending = review.status is RequestStatus.PENDING
+    decided = not pending and review.decision is not None  # the decision says it all
     if review.plan_stale:
         version = review.binding.plan_version
         lines.append(Text(f"✗ its plan changed: plan v{version} no longer holds", style=error))
@@ -125,9 +126,8 @@ def findings_text(
             "approved" if review.decision and review.decision.decision == "approve" else "decided"
         )
         lines.append(Text(f"✗ changed since it was {verb}", style=error))
-    elif not pending and review.decision is not None:
+    elif decided:
         lines.append(Text("  decided: a decision is written once", style="dim"))
-    decided = not pending and review.decision is not None  # the decision says it all
     for blocker in () if decided else review.blockers:
         line = Text("✗ cannot approve: " if pending else "✗ ", style=error)
         line.append_text(safe(blocker))

@@ -18,12 +18,14 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from widgets.keyed_table import cursor_bindings
 
 GAP = 2
 
@@ -39,15 +41,9 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
     """Rows of cells (rich Text) in fixed-width columns, with a sticky header and a cursor;
     only its own keys (a ScrollView's left and right would move nothing)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),
-        Binding("down,j", "cursor(1)", "Down", show=False, id="table.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="table.page_down"),
-        Binding("home,g", "first", "First", show=False, id="table.first"),
-        Binding("end,G", "last", "Last", show=False, id="table.last"),
-        Binding("enter", "select", "Open", id="table.select"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = cursor_bindings(
+        "cursor(-1)", "cursor(1)", "page(-1)", "page(1)", "first", "last", select="select"
+    )
     COMPONENT_CLASSES: ClassVar[set[str]] = {"row-table--header", "row-table--cursor"}
     DEFAULT_CSS = """
     RowTable { height: 1fr; }

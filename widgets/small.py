@@ -7,7 +7,7 @@ nothing here reads files. Every agent or human string goes through `safe`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
@@ -15,7 +15,7 @@ from rich.text import Text
 
 from store.problems import Problem
 from store.small.models import Entry, Task, strings_of, text_of
-from widgets.keyed_table import Column, FlexTable, cell
+from widgets.keyed_table import Column, PlacedTable, cell
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import bullets, field_line, heading, join_lines, problem_text
@@ -139,34 +139,20 @@ def intent_text(
     return join_lines(parts)
 
 
-class PlanTable(FlexTable):
+class PlanTable(PlacedTable[Task]):
     """One row per plan task: status, id, title, dependencies (unmet ones marked)."""
 
-    COLUMNS: tuple[Column, ...] = (
+    COLUMNS: ClassVar[tuple[Column, ...]] = (
         ("status", "Status", 13, 13),
         ("id", "Task", 9, 9),
         ("title", "Title", 0, 0),
         ("deps", "Depends on", 12, 12),
     )
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(self.COLUMNS, id=id)
-        self.tasks: list[Task] = []
-
     def show(self, tasks: Sequence[Task], variables: Mapping[str, str] | None = None) -> None:
         """Rows keyed by their place in the plan (task ids need not be unique)."""
-        if list(tasks) == self.tasks:
-            return
-        self.tasks = list(tasks)
         status = {t.id: t.status for t in tasks}
-        self.set_rows(
-            [(str(n), _task_cells(task, status, variables)) for n, task in enumerate(tasks)]
-        )
-
-    @property
-    def selected(self) -> Task | None:
-        key = self.selected_key
-        return None if key is None else self.tasks[int(key)]
+        self.show_items(tasks, lambda task: _task_cells(task, status, variables))
 
 
 def _task_cells(
@@ -238,13 +224,14 @@ def _entry_line(entry: Entry, variables: Mapping[str, str] | None) -> Text:
     return cell(line)
 
 
-class Timeline(FlexTable):
-    """Progress entries in file order; appended entries are added, not the whole table.
+class Timeline(PlacedTable[Entry]):
+    """Progress entries in file order (keyed by place: an entry's index is its place in the
+    file); appended entries are added, not the whole table.
 
     Follows the end (like `tail -f`) while the cursor is on the last row.
     """
 
-    COLUMNS: tuple[Column, ...] = (
+    COLUMNS: ClassVar[tuple[Column, ...]] = (
         ("n", "#", 5, 5),
         ("time", "Time", 14, 14),
         ("task", "Task", 12, 12),
@@ -253,37 +240,31 @@ class Timeline(FlexTable):
     )
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(self.COLUMNS, id=id)
-        self.entries: list[Entry] = []
+        super().__init__(id=id)
         self.generation = -1
-        self._rows: list[tuple[str, tuple[Text, ...]]] = []
-        """The rows of `entries`, made once each (a SMALL log may hold thousands)."""
 
     def show(
         self, entries: Sequence[Entry], generation: int, variables: Mapping[str, str] | None = None
     ) -> int:
         """Show `entries`, keyed by place; returns how many rows were added (all of them
         after a rebuild)."""
-        following = not self.row_count or self.cursor_row >= self.row_count - 1
-        start = len(self.entries)
+        following = self.at_end()
+        start = len(self.items)
         if generation != self.generation or len(entries) < start:
-            self.entries, self._rows, start = [], [], 0
+            self.items, start = [], 0
             self.generation = generation
         new = entries[start:]
         if not new:
             return 0
-        self.entries.extend(new)
-        self._rows += [(str(e.index), _entry_cells(e, variables)) for e in new]
-        self.set_rows(self._rows)
+        self.items.extend(new)
+        rows = [(str(e.index), _entry_cells(e, variables)) for e in new]
+        if start:
+            self.append_rows(rows)  # a SMALL log may hold thousands: the rest stay as they are
+        else:
+            self.set_rows(rows)
         if following:
             self.move_cursor(row=self.row_count - 1, animate=False)
         return len(new)
-
-    @property
-    def selected(self) -> Entry | None:
-        if not self.row_count or not 0 <= self.cursor_row < len(self.entries):
-            return None
-        return self.entries[self.cursor_row]
 
 
 def _entry_cells(entry: Entry, variables: Mapping[str, str] | None) -> tuple[Text, ...]:

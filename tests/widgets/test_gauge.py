@@ -1,4 +1,4 @@
-"""Percent bars, sparklines and relative times for table cells."""
+"""Percent bars and relative times for table cells."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 from rich.style import Style
 
-from widgets.gauge import percent_bar, relative_time, sparkline
+from widgets.gauge import percent_bar, relative_time
 
 
 @pytest.mark.parametrize(
@@ -49,29 +49,6 @@ def test_percent_bar_warns_then_alerts() -> None:
     assert over.spans[-1].style == Style.parse("bold color(1)")
     colours = {"accent": "#00ffff", "warning": "#ffff00", "error": "#ff0000"}
     assert percent_bar(1.2, 12, colours).spans[0].style == Style.parse("bold #ff0000")
-
-
-@pytest.mark.parametrize(
-    ("values", "width", "shown"),
-    [
-        ([1, 2, 3, 4, 5, 6, 7, 8], 8, "▂▃▄▅▅▆▇█"),
-        ([0, 7], 8, "▁█"),
-        ([0, 0, 0], 5, "▁▁▁"),
-        ([5, 5], 5, "██"),
-        ([-1, 1], 2, "▁█"),
-        ([0, 1, 0, 0, 0, 0], 3, "█▁▁"),
-        ([math.nan, 4], 4, " █"),
-        ([math.nan], 4, " "),
-        ([], 4, ""),
-        ([1, 2], 0, ""),
-    ],
-)
-def test_sparkline(values: list[float], width: int, shown: str) -> None:
-    assert sparkline(values, width) == shown
-
-
-def test_long_series_fits_the_width() -> None:
-    assert len(sparkline([float(v) for v in range(1000)], 20)) == 20
 
 
 @pytest.mark.parametrize(

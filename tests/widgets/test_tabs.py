@@ -576,3 +576,18 @@ async def test_keyed_table_updates_cells_in_place() -> None:
         table.set_rows(list(reversed(moved)))
         assert table.keys == ["5", "4", "3", "2"]
         assert table.selected_key == "3"
+
+
+async def test_keyed_table_append_rows_adds_at_the_bottom() -> None:
+    table = KeyedTable((("a", "A", 5, 5), ("b", "B", 0, 0)))
+    table.append_rows([("0", (Text("0"), Text("x")))])  # before the columns: kept for mount
+    app = Host(table)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert table.keys == ["0"]
+        table.move_cursor(row=0)
+        table.append_rows([(str(n), (Text(str(n)), Text("x"))) for n in (1, 2)])
+        assert table.keys == ["0", "1", "2"]
+        assert table.row_count == 3
+        assert table.get_cell("2", "a").plain == "2"
+        assert table.selected_key == "0"

@@ -118,6 +118,8 @@ def verdict_text(verdict: str, variables: Mapping[str, str] | None = None) -> Te
         return Text("✓ pass", style=theme_style("$success", variables))
     if verdict == "fail":
         return Text("✗ fail", style=theme_style("$error bold", variables))
+    if verdict == "unknown":  # a review answer the records do not decide
+        return Text("? unknown", style=theme_style("$warning", variables))
     return status_text(verdict, variables)
 
 

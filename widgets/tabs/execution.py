@@ -31,7 +31,7 @@ from widgets.filter import filter_bindings
 from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import key_of
 from widgets.safe_text import safe
-from widgets.status import LOOKS, status_text, theme_style
+from widgets.status import status_text, theme_style
 from widgets.tabs.common import clock, compact, join_lines
 from widgets.tabs.log_view import Line, LogView
 from widgets.words import plural
@@ -71,7 +71,7 @@ def outcome_text(outcome: str | None, variables: Mapping[str, str] | None) -> Te
     if outcome == "error":
         return Text("✗ error", style=theme_style("$error bold", variables))
     if outcome == "unknown":
-        text = Text("! unknown", style=theme_style(LOOKS["outcome_unknown"].style, variables))
+        text = status_text("unknown", variables, like="outcome_unknown")
         return text.append_text(needs_human())
     return Text("—", style="dim")
 

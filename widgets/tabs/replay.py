@@ -51,6 +51,9 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         """A frame (or the news that there is none) has come."""
         self._player: Timer | None = None
         self._shown: tuple[Text, ...] = ()
+        self._doc = Text("Reading the events log…", style="dim")
+        """The frame's text, made on `show` and on a theme change (the bar alone follows
+        steps, play and width)."""
         self.bar = Static(id="replay-bar")
         self.doc = Static(id="replay-doc")
 
@@ -59,7 +62,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         yield self.doc
 
     def on_resize(self) -> None:
-        self.rerender()  # the timeline fits the width (the gutter is kept: it never moves)
+        self._render_bar()  # the timeline fits the width (the gutter is kept: it never moves)
 
     @property
     def wanted(self) -> int | None:
@@ -78,22 +81,26 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         self.rerender()
 
     def rerender(self) -> None:
+        if self.frame is not None:
+            self._doc = frame_text(self.frame, self.variables)
+        elif self.read:
+            self._doc = Text("No events yet: nothing to replay.", style="dim")
+        else:
+            self._doc = Text("Reading the events log…", style="dim")
+        self._render_bar()
+
+    def _render_bar(self) -> None:
+        """Show the bar for the wanted event, play state and width over the frame's text."""
         width = max(20, (self.scrollable_content_region.width or 78) - 1)
-        variables = self.variables
         bar = timeline_text(
             self.seq,
             self.last_seq,
             live=self.live,
             playing=self.playing,
             width=width,
-            variables=variables,
+            variables=self.variables,
         )
-        if self.frame is not None:
-            doc = frame_text(self.frame, variables)
-        elif self.read:
-            doc = Text("No events yet: nothing to replay.", style="dim")
-        else:
-            doc = Text("Reading the events log…", style="dim")
+        doc = self._doc
         if (bar, doc) == self._shown:
             return
         self._shown = (bar, doc)
@@ -110,7 +117,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
     def _go(self, seq: int, *, live: bool = False) -> None:
         self.seq = max(1, min(seq, self.last_seq)) if self.last_seq else 0
         self.live = live
-        self.rerender()
+        self._render_bar()
         self.post_message(Reselected())
 
     def action_step(self, step: int) -> None:
@@ -128,12 +135,12 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         """Step forward every PLAY_SECONDS (from the first event when at the newest);
         again: pause."""
         if self._stop():
-            self.rerender()
+            self._render_bar()
             return
         if self.live or self.seq >= self.last_seq:
             self._go(1)
         self._player = self.set_interval(PLAY_SECONDS, self._tick)
-        self.rerender()
+        self._render_bar()
 
     def _tick(self) -> None:
         if self.seq >= self.last_seq:

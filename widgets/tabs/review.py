@@ -19,7 +19,6 @@ from textual.widgets import Static
 
 from store.review import Answer, PlanReview
 from widgets.safe_text import safe
-from widgets.status import theme_style
 from widgets.tabs.common import (
     DocumentScroll,
     FocusOnShow,
@@ -34,16 +33,10 @@ Row = tuple[Text, Text, Text]
 Rows = tuple[Text, tuple[Row, ...], tuple[Row, ...]]
 
 
-def verdict(answer: Answer, variables: Mapping[str, str]) -> Text:
-    if answer.verdict == "unknown":
-        return Text("? unknown", style=theme_style("$warning", variables))
-    return verdict_text(answer.verdict, variables)
-
-
 def answer_rows(label: str, answer: Answer, variables: Mapping[str, str]) -> list[Row]:
     """(`1.`, `✓ pass`, the question), then the reason and each cited record."""
     rows: list[Row] = [
-        (Text(label), verdict(answer, variables), Text(answer.question, style="bold")),
+        (Text(label), verdict_text(answer.verdict, variables), Text(answer.question, style="bold")),
         (Text(), Text(), safe(answer.reason, multiline=True)),
     ]
     for cite in answer.cites:
