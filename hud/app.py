@@ -115,6 +115,8 @@ class HudApp(SafeTitles, App[None]):
         )
         """Changes on disk (and the HUD's own writes) on their way into the workspace."""
         self._ticks = 0
+        self.ticking = False
+        """True while a tick publishes: only time passed, no file changed."""
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
         self.approvals: ApprovalFeed
@@ -340,7 +342,11 @@ class HudApp(SafeTitles, App[None]):
             self._ticks += 1
             due = sorted(self.summaries)[self._ticks % TICK_ROUND :: TICK_ROUND]
             if due:
-                self._publish(set(due))
+                self.ticking = True
+                try:
+                    self._publish(set(due))
+                finally:
+                    self.ticking = False
 
     # ---- what the app shows and saves for every screen (hud.display, hud.saving) -------
 

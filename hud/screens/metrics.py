@@ -69,13 +69,15 @@ class MetricsScreen(HudScreen):
 
     def workspace_changed(self, touched: set[str] | None) -> None:
         """Count again, at most every RECOUNT_SECONDS; the edit times of the missions
-        touched (of all, at first) are read again first."""
+        touched (of all, at first) are read again first. A tick (only time passed)
+        touches no file: it brings a recount, no read."""
         super().workspace_changed(touched)
         if not self.hud.adopted:
             return
-        self._touched = (
-            None if touched is None or self._touched is None else self._touched | touched
-        )
+        if not self.hud.ticking:
+            self._touched = (
+                None if touched is None or self._touched is None else self._touched | touched
+            )
         if not self._scheduled:
             self._scheduled = True
             if self._edits is None:
@@ -87,6 +89,9 @@ class MetricsScreen(HudScreen):
         root, touched = self.hud.root, self._touched
         missions = sorted(self.hud.workspace.missions if touched is None else touched)
         self._touched = set()
+        if not missions and self._edits is not None:  # nothing to read: only a recount
+            self._edits_read({})
+            return
 
         def read() -> None:
             edits = edit_times(root, missions)
