@@ -112,7 +112,14 @@ class MetricsScreen(HudScreen):
             return
         now = self.hud.now()
         since = now - WINDOWS[self.window][1]
-        self.report = report = directory_metrics(self.hud.workspace, since, now, edits=self._edits)
+        self.report = directory_metrics(self.hud.workspace, since, now, edits=self._edits)
+        self.show()
+
+    def show(self) -> None:
+        """Show the counted metrics: the directory's, or the chosen mission's."""
+        report = self.report
+        if report is None:
+            return
         if self.mission_id not in report.missions:
             self.mission_id = None
         metrics = report.missions[self.mission_id] if self.mission_id else report.total
@@ -144,7 +151,7 @@ class MetricsScreen(HudScreen):
         choices: list[str | None] = [None, *self.report.missions]
         index = choices.index(self.mission_id) if self.mission_id in choices else 0
         self.mission_id = choices[(index + step) % len(choices)]
-        self.recount()
+        self.show()
 
 
 def mission_plots(report: MetricsReport) -> list[Text]:
