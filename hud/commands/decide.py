@@ -27,8 +27,8 @@ from datetime import datetime
 from pathlib import Path
 
 from hud.acts.decide import decide, decided_first
-from hud.acts.session import Session, SigError, inline, signer_from, writer_for
-from hud.commands import SUMMARIES
+from hud.acts.session import Session, inline, writer_for
+from hud.commands import SUMMARIES, sign_key_signer
 from hud.commands.output import emit_exact, printable, say
 from store.approval_checks import Review, Verdict, id_blocker, review
 from store.mission import MissionState
@@ -140,10 +140,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(EXIT_CANNOT_RUN, "say approve or reject (or --print-payload)")
     signer = None
     if args.sign_key is not None:
-        try:
-            signer = signer_from(args.sign_key)
-        except SigError as exc:
-            return _fail(EXIT_CANNOT_RUN, f"--sign-key: {printable(str(exc))}")
+        signer = sign_key_signer(args.sign_key, "hud decide")
+        if signer is None:
+            return EXIT_CANNOT_RUN
     writer = writer_for(root.resolve(), args.read_only)
     if writer is None:
         why = "--read-only" if args.read_only else f"you cannot write {root}"
