@@ -30,6 +30,8 @@ SUMMARIES = {
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)
+ROUTED = {"agent": "for agent runtimes: plans, steps, evidence, approvals"}
+"""Subcommands `hud.cli` hands to another program (not in NAMES): listed after them."""
 
 
 def load(name: str) -> tuple[Build, Run]:
@@ -39,8 +41,9 @@ def load(name: str) -> tuple[Build, Run]:
 
 
 def summaries() -> str:
-    """One line per subcommand, for `hud --help`."""
-    return "\n".join(f"  {name:<10} {summary}" for name, summary in SUMMARIES.items())
+    """One line per subcommand (the routed ones last), for `hud --help`."""
+    listed = {**SUMMARIES, **ROUTED}
+    return "\n".join(f"  {name:<10} {summary}" for name, summary in listed.items())
 
 
 def run_app(
