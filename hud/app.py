@@ -8,6 +8,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -221,8 +222,7 @@ class HudApp(SafeTitles, App[None]):
         part.apply(rest)
         self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
-        starts = [0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK)]
-        for start, end in zip(starts, [*starts[1:], len(ids)], strict=True):
+        for start, end in pairwise([0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK), len(ids)]):
             part = Workspace(workspace.root, workspace.clock)
             part.apply(path for mission in ids[start:end] for path in missions[mission])
             self.call_from_thread(self._absorb, part)
