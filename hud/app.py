@@ -8,6 +8,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -115,6 +116,8 @@ class HudApp(SafeTitles, App[None]):
         )
         """Changes on disk (and the HUD's own writes) on their way into the workspace."""
         self._ticks = 0
+        self.ticking = False
+        """True while a tick publishes: only time passed, no file changed."""
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
         self.approvals: ApprovalFeed
@@ -219,8 +222,7 @@ class HudApp(SafeTitles, App[None]):
         part.apply(rest)
         self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
-        starts = [0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK)]
-        for start, end in zip(starts, [*starts[1:], len(ids)], strict=True):
+        for start, end in pairwise([0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK), len(ids)]):
             part = Workspace(workspace.root, workspace.clock)
             part.apply(path for mission in ids[start:end] for path in missions[mission])
             self.call_from_thread(self._absorb, part)
@@ -340,7 +342,11 @@ class HudApp(SafeTitles, App[None]):
             self._ticks += 1
             due = sorted(self.summaries)[self._ticks % TICK_ROUND :: TICK_ROUND]
             if due:
-                self._publish(set(due))
+                self.ticking = True
+                try:
+                    self._publish(set(due))
+                finally:
+                    self.ticking = False
 
     # ---- what the app shows and saves for every screen (hud.display, hud.saving) -------
 

@@ -16,9 +16,7 @@ def _app_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hud",
         description="Operator HUD: watch a state directory of AI-agent missions live.",
-        epilog="subcommands (each has --help):\n"
-        + commands.summaries()
-        + f"\n  {'agent':<10} for agent runtimes: plans, steps, evidence, approvals",
+        epilog="subcommands (each has --help):\n" + commands.summaries(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(

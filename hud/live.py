@@ -104,7 +104,7 @@ class Live:
                 continue  # other folders to watch: no rescan, no pause
             if await asyncio.to_thread(_identity, self.root) != identity:
                 continue  # moved away, or another folder in its place: see what is there
-            if self.root.is_dir():
+            if identity is not None:  # the same folder as before, still there
                 self._set_health("watcher stopped; restarting")
                 await asyncio.sleep(RETRY_SECONDS)
 

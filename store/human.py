@@ -53,7 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, cast
 
 import tomli_w
 from pydantic import BaseModel, ValidationError
@@ -199,6 +199,20 @@ def writer_for(
     return HumanWriter(root, user or default_user, origin or default_origin)
 
 
+class DecisionFields(TypedDict):
+    """The fields of a decision a signature covers (with the mission:
+    `store.signatures.payload(mission, **fields)`), in the order decision files write them."""
+
+    request: str
+    digest: str
+    decision: Literal["approve", "reject"]
+    reason: str
+    decided_by: str
+    decided_at: datetime
+    valid_until: datetime | None
+    origin: str
+
+
 class HumanWriter:
     """Writes human-owned records under `root` as `user` from `origin`."""
 
@@ -237,6 +251,28 @@ class HumanWriter:
             saved.append(self.create_document(doc_path(mission, Kind.CONSTRAINTS), constraints))
         return saved
 
+    def decision_fields(
+        self,
+        request_id: str,
+        digest: str,
+        decision: Literal["approve", "reject"],
+        reason: str,
+        valid_until: datetime | None,
+        decided_at: datetime,
+    ) -> DecisionFields:
+        """The fields `decide` writes for this decision by this writer, signature aside:
+        what a signature is made over (`store.signatures.payload(mission, **fields)`)."""
+        return {
+            "request": request_id,
+            "digest": digest,
+            "decision": decision,
+            "reason": reason,
+            "decided_by": self.user,
+            "decided_at": decided_at,
+            "valid_until": valid_until,
+            "origin": self.origin,
+        }
+
     def decide(
         self,
         mission: str,
@@ -251,7 +287,8 @@ class HumanWriter:
         """Record a decision on the request whose raw JSON object is `request_raw`, once.
 
         `decided_at` defaults to now; `signature` (armored SSHSIG, made over
-        `store.signatures.payload` of these very fields) is written as given."""
+        `store.signatures.payload` of these very fields: `decision_fields`) is written
+        as given."""
         relpath = decision_path(mission, request_id)
         _refuse_unsafe(relpath, mission, request_id)
         if request_raw.get("id") != request_id:
@@ -259,14 +296,14 @@ class HumanWriter:
         saved = self.create_document(
             relpath,
             {
-                "request": request_id,
-                "digest": request_digest(request_raw),
-                "decision": decision,
-                "reason": reason,
-                "decided_by": self.user,
-                "decided_at": decided_at or self.clock(),
-                "valid_until": valid_until,
-                "origin": self.origin,
+                **self.decision_fields(
+                    request_id,
+                    request_digest(request_raw),
+                    decision,
+                    reason,
+                    valid_until,
+                    decided_at or self.clock(),
+                ),
                 "request_json": request_snapshot(request_raw),
                 "signature": signature,
             },

@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 from hud.acts.session import AlreadyDecided, HumanWriteError, Session
 from store.approval_checks import Review, Verdict, refusal
 from store.layout import decision_path, request_path
-from store.records import Decision, request_digest
+from store.records import Decision
 from store.signatures import NAMESPACE, payload
 from store.sshsig import SigError
 
@@ -84,17 +84,15 @@ async def decide(
     if current is None:
         return Outcome(verdict, "gone")
     problem = refusal(current, verdict, reason, seen_digest=seen)
-    if problem is not None or current.raw is None:
+    if problem is not None or current.raw is None or current.digest is None:
         return Outcome(verdict, "changed", current, problem or "the request does not load")
     relpath = decision_path(mission, request_id)
     now = writer.clock()
     until = current.valid_until(now) if verdict == "approve" else None
     signature = None
     if session.signer is not None:
-        digest_now = request_digest(current.raw)
-        signed = payload(
-            mission, request_id, digest_now, verdict, reason, writer.user, now, until, writer.origin
-        )
+        fields = writer.decision_fields(request_id, current.digest, verdict, reason, until, now)
+        signed = payload(mission, **fields)
         try:
             signature = await session.signer.sign(signed, NAMESPACE)
         except SigError as exc:

@@ -6,6 +6,10 @@ import argparse
 from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.sshsig import AgentSigner, KeySigner
 
 Identity = tuple[str | None, str | None]
 """Who decides and from where, for the writer; None: the local user, the ssh client or tty."""
@@ -26,6 +30,8 @@ SUMMARIES = {
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)
+ROUTED = {"agent": "for agent runtimes: plans, steps, evidence, approvals"}
+"""Subcommands `hud.cli` hands to another program (not in NAMES): listed after them."""
 
 
 def load(name: str) -> tuple[Build, Run]:
@@ -35,8 +41,9 @@ def load(name: str) -> tuple[Build, Run]:
 
 
 def summaries() -> str:
-    """One line per subcommand, for `hud --help`."""
-    return "\n".join(f"  {name:<10} {summary}" for name, summary in SUMMARIES.items())
+    """One line per subcommand (the routed ones last), for `hud --help`."""
+    listed = {**SUMMARIES, **ROUTED}
+    return "\n".join(f"  {name:<10} {summary}" for name, summary in listed.items())
 
 
 def run_app(
@@ -51,3 +58,16 @@ def run_app(
     from hud.commands.open import open_app
 
     return open_app(root, read_only=read_only, theme=theme, identity=identity, sign_key=sign_key)
+
+
+def sign_key_signer(path: Path, prefix: str) -> KeySigner | AgentSigner | None:
+    """The signer `--sign-key PATH` names (`hud.acts.session.signer_from`); None when it
+    cannot sign, said on stderr after `prefix:` (the command)."""
+    from hud.acts.session import SigError, signer_from
+    from hud.commands.output import printable, say
+
+    try:
+        return signer_from(path)
+    except SigError as exc:
+        say(f"{prefix}: --sign-key: {printable(str(exc))}", err=True)
+        return None

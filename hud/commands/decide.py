@@ -27,10 +27,11 @@ from datetime import datetime
 from pathlib import Path
 
 from hud.acts.decide import decide, decided_first
-from hud.acts.session import Session, SigError, inline, signer_from, writer_for
-from hud.commands import SUMMARIES
+from hud.acts.session import Session, inline, writer_for
+from hud.commands import SUMMARIES, sign_key_signer
 from hud.commands.output import emit_exact, printable, say
 from store.approval_checks import Review, Verdict, id_blocker, review
+from store.mission import MissionState
 from store.signatures import decision_payload, signature_state
 from store.workspace import Workspace
 
@@ -98,17 +99,32 @@ class Flags:
         return bool(self.args.confirm_tool == review.tool)
 
 
-def print_payload(root: Path, mission_id: str, request_id: str) -> int:
-    """Write the payload the decision on `request_id` signs to stdout, as bytes."""
+def _mission(
+    root: Path, mission_id: str, request_id: str, missing: str
+) -> tuple[Workspace, MissionState] | int:
+    """The scanned directory and the mission; else the exit code, said: 1 when the ids
+    are unsafe, 2 (saying `missing`) when there is no such mission."""
     unsafe = id_blocker(mission_id, request_id)
     if unsafe is not None:
         return _fail(EXIT_REFUSED, printable(unsafe))
     workspace = Workspace(root)
     workspace.scan()
     mission = workspace.missions.get(mission_id)
-    decided = mission.decisions.get(request_id) if mission is not None else None
-    if mission is None or decided is None or decided.record is None:
-        return _fail(EXIT_CANNOT_RUN, f"no decision that loads on {mission_id}/{request_id}")
+    if mission is None:
+        return _fail(EXIT_CANNOT_RUN, missing)
+    return workspace, mission
+
+
+def print_payload(root: Path, mission_id: str, request_id: str) -> int:
+    """Write the payload the decision on `request_id` signs to stdout, as bytes."""
+    missing = f"no decision that loads on {mission_id}/{request_id}"
+    found = _mission(root, mission_id, request_id, missing)
+    if isinstance(found, int):
+        return found
+    _, mission = found
+    decided = mission.decisions.get(request_id)
+    if decided is None or decided.record is None:
+        return _fail(EXIT_CANNOT_RUN, missing)
     if not emit_exact(decision_payload(mission.id, decided.record)):
         return _fail(EXIT_CANNOT_RUN, "--print-payload writes bytes: redirect it to a file")
     return EXIT_DECIDED
@@ -124,22 +140,17 @@ def run(args: argparse.Namespace) -> int:
         return _fail(EXIT_CANNOT_RUN, "say approve or reject (or --print-payload)")
     signer = None
     if args.sign_key is not None:
-        try:
-            signer = signer_from(args.sign_key)
-        except SigError as exc:
-            return _fail(EXIT_CANNOT_RUN, f"--sign-key: {printable(str(exc))}")
+        signer = sign_key_signer(args.sign_key, "hud decide")
+        if signer is None:
+            return EXIT_CANNOT_RUN
     writer = writer_for(root.resolve(), args.read_only)
     if writer is None:
         why = "--read-only" if args.read_only else f"you cannot write {root}"
         return _fail(EXIT_CANNOT_RUN, f"read-only ({why}): nothing can be decided")
-    unsafe = id_blocker(args.mission, args.request)
-    if unsafe is not None:
-        return _fail(EXIT_REFUSED, printable(unsafe))
-    workspace = Workspace(root)
-    workspace.scan()
-    mission = workspace.missions.get(args.mission)
-    if mission is None:
-        return _fail(EXIT_CANNOT_RUN, f"no mission {args.mission!r}")
+    found = _mission(root, args.mission, args.request, f"no mission {args.mission!r}")
+    if isinstance(found, int):
+        return found
+    workspace, mission = found
     if args.request not in mission.requests:
         return _fail(EXIT_CANNOT_RUN, f"no request {args.request!r} in mission {mission.id}")
     session = Session(workspace, writer, lambda _: None, _tell, inline, signer=signer)

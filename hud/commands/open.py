@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from hud import terminal
-from hud.commands import Identity
+from hud.commands import Identity, sign_key_signer
 from hud.commands.output import say
 
 
@@ -26,12 +26,8 @@ def open_app(
         return 2
     signer = None
     if sign_key is not None:
-        from hud.acts.session import SigError, signer_from
-
-        try:
-            signer = signer_from(sign_key)
-        except SigError as exc:
-            say(f"hud: --sign-key: {exc}", err=True)
+        signer = sign_key_signer(sign_key, "hud")
+        if signer is None:
             return 2
     if terminal.refused("hud"):
         return 2

@@ -39,7 +39,7 @@ class Dialogs:
         self.app = screen.hud
         self.session = self.app.session_for(screen)
         self.command = editor_command()
-        self.external = self.command is not None
+        """The external editor; None: none set, or it failed (the in-app one from then on)."""
         self.up = asyncio.Event()
 
     async def start(self, flow: Coroutine[Any, Any, object]) -> None:
@@ -89,7 +89,7 @@ class Dialogs:
     async def edit_text(
         self, relpath: str, name: str, text: str, error: Invalid | None, baseline: str
     ) -> str | None:
-        if self.command is not None and self.external:
+        if self.command is not None:
             if error is not None and not await self._answer(InvalidScreen(error, text)):
                 return None
             try:
@@ -98,7 +98,7 @@ class Dialogs:
                 message = "this terminal cannot run an external editor; using the in-app editor"
             except EditorFailed as exc:
                 message = f"{exc}; using the in-app editor"
-            self.external = False
+            self.command = None
             self.app.notify(message, severity="warning")
         return await self._answer(TomlEditorScreen(relpath, text, error, baseline))
 

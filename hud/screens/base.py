@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from textual.screen import Screen
 
@@ -15,6 +15,8 @@ from widgets.header import HudHeader
 if TYPE_CHECKING:
     from hud.app import HudApp
 
+
+RowT = TypeVar("RowT")
 
 WRITE_ACTIONS: set[str] = set()
 """Actions that write (through the app's HumanWriter); register with `writes`."""
@@ -94,3 +96,37 @@ class HudScreen(SafeTitles, Screen[None]):
             scanning=not self.hud.scanned.is_set(),
             variables=self.app.theme_variables,
         )
+
+
+class RowScreen(HudScreen, Generic[RowT]):
+    """The screen of one overview row (`mission_id`): it follows the changes that touch
+    the row, and says so and closes when the row is gone.
+
+    A subclass finds its row (`find_row`, None when gone), words its goodbye (`GONE`,
+    formatted with the id) and shows the row (`row_changed`).
+    """
+
+    GONE: ClassVar[str] = "{} is gone"
+
+    def __init__(self, mission_id: str) -> None:
+        super().__init__()
+        self.mission_id = mission_id
+
+    def find_row(self) -> RowT | None:
+        """The row's current state; None when it is gone."""
+        raise NotImplementedError
+
+    def row_changed(self, row: RowT) -> None:
+        """Show the row's current state."""
+
+    def workspace_changed(self, touched: set[str] | None) -> None:
+        super().workspace_changed(touched)
+        if touched is not None and self.mission_id not in touched:
+            return
+        self.sub_title = self.mission_id
+        row = self.find_row()
+        if row is None:
+            self.notify(self.GONE.format(self.mission_id), severity="warning")
+            self.app.pop_screen()
+            return
+        self.row_changed(row)

@@ -12,13 +12,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Static
 
-from hud.screens.base import HudScreen
+from hud.screens.base import RowScreen
 from store.loopexec import LoopexecRun
 from widgets.header import HudHeader
 from widgets.loopexec import ReceiptTable, event_detail, summary_text
 
 
-class LoopexecScreen(HudScreen):
+class LoopexecScreen(RowScreen[LoopexecRun]):
     DEFAULT_CSS = """
     LoopexecScreen #loop-summary { height: auto; max-height: 11; padding: 0 1; }
     LoopexecScreen #event-detail {
@@ -34,10 +34,6 @@ class LoopexecScreen(HudScreen):
 
     AUTO_FOCUS = "#receipt"
 
-    def __init__(self, mission_id: str) -> None:
-        super().__init__()
-        self.mission_id = mission_id
-
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static(id="loop-summary")
@@ -49,16 +45,10 @@ class LoopexecScreen(HudScreen):
     def run(self) -> LoopexecRun | None:
         return self.hud.workspace.loopexec.run_of(self.mission_id)
 
-    def workspace_changed(self, touched: set[str] | None) -> None:
-        super().workspace_changed(touched)
-        if touched is not None and self.mission_id not in touched:
-            return
-        self.sub_title = self.mission_id
-        run = self.run
-        if run is None:
-            self.notify(f"{self.mission_id} is gone", severity="warning")
-            self.app.pop_screen()
-            return
+    def find_row(self) -> LoopexecRun | None:
+        return self.run
+
+    def row_changed(self, run: LoopexecRun) -> None:
         loopexec = self.hud.workspace.loopexec
         variables = self.app.theme_variables
         self.query_one("#loop-summary", Static).update(

@@ -11,12 +11,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Static
 
-from hud.screens.base import HudScreen
+from hud.screens.base import RowScreen
+from store.loopx.goal import Goal
 from widgets.header import HudHeader
 from widgets.loopx import TodoTable, summary_text, todo_detail
 
 
-class LoopxScreen(HudScreen):
+class LoopxScreen(RowScreen[Goal]):
     DEFAULT_CSS = """
     LoopxScreen #goal-summary { height: auto; max-height: 11; padding: 0 1; }
     LoopxScreen #todo-detail { height: 4; border-top: solid $panel-lighten-2; padding: 0 1; }
@@ -30,10 +31,6 @@ class LoopxScreen(HudScreen):
 
     AUTO_FOCUS = "#todos"
 
-    def __init__(self, mission_id: str) -> None:
-        super().__init__()
-        self.mission_id = mission_id
-
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield Static(id="goal-summary")
@@ -41,17 +38,11 @@ class LoopxScreen(HudScreen):
         yield Static(id="todo-detail")
         yield Footer()
 
-    def workspace_changed(self, touched: set[str] | None) -> None:
-        super().workspace_changed(touched)
-        if touched is not None and self.mission_id not in touched:
-            return
-        self.sub_title = self.mission_id
+    def find_row(self) -> Goal | None:
+        return self.hud.workspace.loopx.goal(self.mission_id)
+
+    def row_changed(self, goal: Goal) -> None:
         source = self.hud.workspace.loopx
-        goal = source.goal(self.mission_id)
-        if goal is None:
-            self.notify(f"{self.mission_id} is gone", severity="warning")
-            self.app.pop_screen()
-            return
         runtime = source.loaded.runtime_root if source.loaded is not None else None
         variables = self.app.theme_variables
         self.query_one("#goal-summary", Static).update(

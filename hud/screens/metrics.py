@@ -69,13 +69,15 @@ class MetricsScreen(HudScreen):
 
     def workspace_changed(self, touched: set[str] | None) -> None:
         """Count again, at most every RECOUNT_SECONDS; the edit times of the missions
-        touched (of all, at first) are read again first."""
+        touched (of all, at first) are read again first. A tick (only time passed)
+        touches no file: it brings a recount, no read."""
         super().workspace_changed(touched)
         if not self.hud.adopted:
             return
-        self._touched = (
-            None if touched is None or self._touched is None else self._touched | touched
-        )
+        if not self.hud.ticking:
+            self._touched = (
+                None if touched is None or self._touched is None else self._touched | touched
+            )
         if not self._scheduled:
             self._scheduled = True
             if self._edits is None:
@@ -87,6 +89,9 @@ class MetricsScreen(HudScreen):
         root, touched = self.hud.root, self._touched
         missions = sorted(self.hud.workspace.missions if touched is None else touched)
         self._touched = set()
+        if not missions and self._edits is not None:  # nothing to read: only a recount
+            self._edits_read({})
+            return
 
         def read() -> None:
             edits = edit_times(root, missions)
@@ -107,7 +112,14 @@ class MetricsScreen(HudScreen):
             return
         now = self.hud.now()
         since = now - WINDOWS[self.window][1]
-        self.report = report = directory_metrics(self.hud.workspace, since, now, edits=self._edits)
+        self.report = directory_metrics(self.hud.workspace, since, now, edits=self._edits)
+        self.show()
+
+    def show(self) -> None:
+        """Show the counted metrics: the directory's, or the chosen mission's."""
+        report = self.report
+        if report is None:
+            return
         if self.mission_id not in report.missions:
             self.mission_id = None
         metrics = report.missions[self.mission_id] if self.mission_id else report.total
@@ -139,7 +151,7 @@ class MetricsScreen(HudScreen):
         choices: list[str | None] = [None, *self.report.missions]
         index = choices.index(self.mission_id) if self.mission_id in choices else 0
         self.mission_id = choices[(index + step) % len(choices)]
-        self.recount()
+        self.show()
 
 
 def mission_plots(report: MetricsReport) -> list[Text]:

@@ -15,11 +15,12 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from hud import saving
 from hud.export import CitedEvidence, handoff_markdown
 from hud.replaying import ReplayFeed
-from hud.screens.base import HudScreen, writes
+from hud.screens.base import RowScreen, writes
 from hud.screens.mission_views import TABS
 from store.layout import Kind
 from store.mission import MissionState
 from store.records import Evidence
+from store.row import MissionSummary
 from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.status import status_text
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from hud.screens.asking import Dialogs
 
 
-class MissionScreen(HudScreen):
+class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
     """Tabs over one mission; each tab's widget is fed data by a view in mission_views."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -50,8 +51,7 @@ class MissionScreen(HudScreen):
 
     def __init__(self, mission_id: str, tab: str = "") -> None:
         """Open `mission_id` on `tab` (a tab id; the first tab when empty)."""
-        super().__init__()
-        self.mission_id = mission_id
+        super().__init__(mission_id)
         self._first_tab = tab
         self._replay_feed: ReplayFeed | None = None
 
@@ -75,17 +75,15 @@ class MissionScreen(HudScreen):
     def mission(self) -> MissionState | None:
         return self.hud.workspace.missions.get(self.mission_id)
 
-    def workspace_changed(self, touched: set[str] | None) -> None:
-        super().workspace_changed(touched)
-        if touched is not None and self.mission_id not in touched:
-            return
+    GONE = "mission {} is gone"
+
+    def find_row(self) -> tuple[MissionState, MissionSummary] | None:
         mission = self.mission
         summary = self.hud.summaries.get(self.mission_id)
-        self.sub_title = self.mission_id
-        if mission is None or summary is None:
-            self.notify(f"mission {self.mission_id} is gone", severity="warning")
-            self.app.pop_screen()
-            return
+        return None if mission is None or summary is None else (mission, summary)
+
+    def row_changed(self, row: tuple[MissionState, MissionSummary]) -> None:
+        mission, summary = row
         title = status_text(summary.status.value, self.app.theme_variables)
         title.append(f"  {self.mission_id}  ")
         title.append_text(safe(summary.title))

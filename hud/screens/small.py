@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from hud.acts.small import accept_commands
-from hud.screens.base import HudScreen, writes
+from hud.screens.base import RowScreen, writes
 from store.small.workspace import SmallWorkspace
 from widgets.header import HudHeader
 from widgets.keys import key_of
@@ -49,7 +49,7 @@ TABS = (
 )
 
 
-class SmallScreen(HudScreen):
+class SmallScreen(RowScreen[SmallWorkspace]):
     """Tabs over the SMALL workspace of the state directory."""
 
     DEFAULT_CSS = """
@@ -76,10 +76,6 @@ class SmallScreen(HudScreen):
         Binding("right_square_bracket", "step_tab(1)", "Next tab", show=False, id="small.next"),
         Binding("left_square_bracket", "step_tab(-1)", "Prev tab", show=False, id="small.prev"),
     ]
-
-    def __init__(self, mission_id: str) -> None:
-        super().__init__()
-        self.mission_id = mission_id
 
     @property
     def small(self) -> SmallWorkspace:
@@ -111,16 +107,12 @@ class SmallScreen(HudScreen):
 
     # ---- refresh ---------------------------------------------------------------------
 
-    def workspace_changed(self, touched: set[str] | None) -> None:
-        super().workspace_changed(touched)
-        if touched is not None and self.mission_id not in touched:
-            return
-        self.sub_title = self.mission_id
-        if not self.small.present:
-            self.notify(f"{self.mission_id} is gone (no .small/ folder)", severity="warning")
-            self.app.pop_screen()
-            return
-        small = self.small
+    GONE = "{} is gone (no .small/ folder)"
+
+    def find_row(self) -> SmallWorkspace | None:
+        return self.small if self.small.present else None
+
+    def row_changed(self, small: SmallWorkspace) -> None:
         self.query_one("#small-resume", Static).update(
             resume_line(
                 small.current_task_id,

@@ -50,6 +50,8 @@ class Server:
         self.tasks: set[asyncio.Task[None]] = set()
         """Sessions running a HUD and HUDs being stopped: `stop` waits for them."""
         self._acceptor: asyncssh.SSHAcceptor | None = None
+        self.key_problems: list[str] = []
+        """The authorized-keys problems last logged: a connection logs them when they change."""
 
     async def start(self, host: str, port: int) -> int:
         """Listen on host:port; the port listened on (for port 0)."""
@@ -145,8 +147,10 @@ class Connection(asyncssh.SSHServer):
 
     def begin_auth(self, username: str) -> bool:
         self.keys = AuthorizedKeys.read(self.server.settings.authorized_keys)
-        for problem in self.keys.problems:
-            log.warning("authorized keys: %s", problem)
+        if self.keys.problems != self.server.key_problems:
+            self.server.key_problems = self.keys.problems
+            for problem in self.keys.problems:
+                log.warning("authorized keys: %s", problem)
         return True
 
     def password_auth_supported(self) -> bool:
