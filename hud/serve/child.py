@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import pwd
 import re
 import signal
 import struct
@@ -31,35 +32,46 @@ INPUT_HIGH = 64 * 1024
 """Bytes of keyboard input waiting for the HUD beyond which the client is paused."""
 PASSED_ENV = re.compile(r"LANG|LC_[A-Z]+|COLORTERM|NO_COLOR")
 """What the client may set in the child's environment (sshd's `AcceptEnv` of the docs)."""
-DROPPED_ENV = frozenset({"VISUAL", "EDITOR"})
+FIXED_PATH = "/usr/local/bin:/usr/bin:/bin"
 _SAFE_TERM = re.compile(r"[A-Za-z0-9._+-]{1,64}")
+_SAFE_TZ = re.compile(r"[A-Za-z0-9._+:/-]{1,64}")
 GRACE = 1.0
 """Seconds the child has after SIGHUP, then after SIGTERM."""
 
 
 def child_argv(root: Path, grant: Grant, origin: str, host_key: Path) -> list[str]:
-    """The HUD a session runs: a reviewer's holds no writer (`--read-only`); an approver's
-    decides as the key's name, from `origin`, signing with the host key."""
-    hud = [sys.executable, "-m", "hud.cli", str(root)]
+    """The HUD a session runs: this server's Python, isolated (`-I`: neither the current
+    folder nor PYTHON* variables nor the user's site-packages reach `sys.path`). A
+    reviewer's holds no writer (`--read-only`); an approver's decides as the key's name,
+    from `origin`, signing with the host key."""
+    hud = [sys.executable, "-I", "-m", "hud.cli", str(root)]
     if grant.role == "reviewer":
         return [*hud, "--read-only"]
     return [*hud, f"--as-user={grant.name}", f"--origin={origin}", f"--sign-key={host_key}"]
 
 
 def child_env(term: str | None, client: Mapping[str, str]) -> dict[str, str]:
-    """This server's environment without its SSH variables nor an external editor (its
-    shell escape would be a shell: the in-app editor it is), the client's TERM, and the
-    few variables a client may pass (locale and colour)."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("SSH_") and name not in DROPPED_ENV
-    }
+    """A fixed environment, nothing else of this server's: PATH, the server user's HOME
+    (from the password database, not $HOME), a UTF-8 locale, its time zone; the client's
+    TERM and the few variables a client may pass (locale and colour). No external editor
+    (its shell escape would be a shell: the in-app editor it is), no SSH_*, no PYTHON*,
+    no LD_*."""
+    env = {"PATH": FIXED_PATH, "HOME": _home(), "LANG": "C.UTF-8"}
+    zone = os.environ.get("TZ", "")
+    if _SAFE_TZ.fullmatch(zone):
+        env["TZ"] = zone
     for name, value in client.items():
         if PASSED_ENV.fullmatch(name) and value.isprintable() and len(value) <= 256:
             env[name] = value
     env["TERM"] = term if term and _SAFE_TERM.fullmatch(term) else "xterm-256color"
     return env
+
+
+def _home() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        return "/"
 
 
 def clamp(columns: int, rows: int) -> tuple[int, int]:
@@ -121,6 +133,7 @@ class Child:
                 stdout=slave,
                 stderr=slave,
                 env=dict(env),
+                cwd="/",  # nothing of the server's current folder, even by accident
                 start_new_session=True,
                 preexec_fn=_take_terminal,
             )

@@ -106,13 +106,16 @@ def state(root: Path) -> Path:
     return root
 
 
-def serve(tmp: Path, *options: str) -> Served:
-    """Start `hud serve` on 127.0.0.1, a free port, a fresh host key; wait until it listens."""
+def serve(
+    tmp: Path, *options: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Served:
+    """Start `hud serve` on 127.0.0.1, a free port, a fresh host key (in `cwd`, with `env`
+    added to its environment); wait until it listens."""
     root = state(tmp / "state")
     keys = tmp / "keys"
     authorized = tmp / "authorized_keys"
     authorized.write_text(make_keys(keys))
-    env = dict(os.environ, HOME=str(tmp), LANG="C.UTF-8", TZ="UTC")
+    environ = dict(os.environ, HOME=str(tmp), LANG="C.UTF-8", TZ="UTC", **(env or {}))
     process = subprocess.Popen(
         hud_command(
             "serve",
@@ -123,7 +126,8 @@ def serve(tmp: Path, *options: str) -> Served:
         stdout=subprocess.PIPE,
         stderr=(tmp / "serve.log").open("w"),
         text=True,
-        env=env,
+        env=environ,
+        cwd=cwd,
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -135,9 +139,11 @@ def serve(tmp: Path, *options: str) -> Served:
 
 
 @contextmanager
-def served(tmp: Path, *options: str) -> Iterator[Served]:
+def served(
+    tmp: Path, *options: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[Served]:
     """`serve`, then stop it: it must exit 0 and leave no process behind."""
-    server = serve(tmp, *options)
+    server = serve(tmp, *options, cwd=cwd, env=env)
     try:
         yield server
     finally:

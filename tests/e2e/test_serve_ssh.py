@@ -227,7 +227,8 @@ def test_stopping_the_server_ends_every_hud(tmp_path: Path) -> None:
 
 def test_idle_session_is_closed(tmp_path: Path) -> None:
     with served(tmp_path, "--idle-timeout", "0.02") as server:  # 1.2 s
-        client = login(server, "alice")
+        client = PtyHud.spawn(server.ssh("alice", "-tt"), cols=100, rows=30)
+        client.wait_for("Approvals")  # the HUD runs (its scan may take longer than 1.2 s)
         try:
             started = time.monotonic()
             assert client.close() is not None
@@ -236,3 +237,34 @@ def test_idle_session_is_closed(tmp_path: Path) -> None:
             assert "no input for" in server.log()
         finally:
             client.process.terminate(force=True)
+
+
+def plant(folder: Path, marker: Path, *modules: str) -> None:
+    """Python files in `folder` that append their name to `marker` when imported."""
+    code = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for module in modules:
+        path = folder / module
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+
+
+def test_nothing_from_the_servers_folder_or_environment_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    here, elsewhere = tmp_path / "cwd", tmp_path / "pythonpath"
+    plant(here, marker, "hud/__init__.py", "hud/cli.py", "textual/__init__.py", "sitecustomize.py")
+    plant(elsewhere, marker, "textual/__init__.py", "rich/__init__.py")
+    startup = tmp_path / "startup.py"
+    plant(tmp_path, marker, "startup.py")
+    env = {"PYTHONPATH": str(elsewhere), "PYTHONSTARTUP": str(startup), "PYTHONNOUSERSITE": ""}
+    env |= {"EDITOR": "vim", "HUD_TRAP": "1"}
+    with served(tmp_path, cwd=here, env=env) as server:
+        client = login(server, "alice")
+        try:
+            _, child_env = hud_process(server)
+            assert not {"PYTHONPATH", "PYTHONSTARTUP", "EDITOR", "HUD_TRAP"} & set(child_env)
+            for pid in server.children():
+                assert Path(f"/proc/{pid}/cwd").resolve() != here
+            quit_hud(client, server)
+        finally:
+            client.process.terminate(force=True)
+    assert not marker.exists(), marker.read_text()

@@ -12,7 +12,7 @@ import pytest
 from hud import commands
 from hud.cli import main
 from hud.commands.serve import listen_address, loopback
-from hud.serve.child import child_argv, child_env, clamp
+from hud.serve.child import FIXED_PATH, child_argv, child_env, clamp
 from hud.serve.keys import AuthorizedKeys, Grant, host_key
 
 ALICE = asyncssh.generate_private_key("ssh-ed25519", comment="alice@laptop").convert_to_public()
@@ -61,7 +61,7 @@ def test_an_unsafe_comment_names_the_fingerprint() -> None:
 
 def test_a_reviewer_child_holds_no_writer() -> None:
     reviewer = child_argv(Path("/s"), Grant("reviewer", "SHA256:a", "alice"), "o", Path("/k"))
-    assert reviewer[-2:] == ["/s", "--read-only"]
+    assert reviewer[1:4] == ["-I", "-m", "hud.cli"] and reviewer[-2:] == ["/s", "--read-only"]
     approver = child_argv(Path("/s"), Grant("approver", "SHA256:b", "-rf"), "from x", Path("/k"))
     assert approver[-4:] == ["/s", "--as-user=-rf", "--origin=from x", "--sign-key=/k"]
 
@@ -69,11 +69,15 @@ def test_a_reviewer_child_holds_no_writer() -> None:
 def test_child_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SSH_CONNECTION", "1.2.3.4 5 6.7.8.9 22")
     monkeypatch.setenv("EDITOR", "vim")
+    monkeypatch.setenv("PYTHONPATH", "/evil")
+    monkeypatch.setenv("LD_PRELOAD", "/evil.so")
+    monkeypatch.setenv("HOME", "/evil")
     client = {"LANG": "C.UTF-8", "LD_PRELOAD": "/x.so", "NO_COLOR": "1", "PATH": "/evil"}
     env = child_env("xterm-kitty", client)
     assert env["TERM"] == "xterm-kitty" and env["LANG"] == "C.UTF-8" and env["NO_COLOR"] == "1"
     assert "SSH_CONNECTION" not in env and "LD_PRELOAD" not in env and env["PATH"] != "/evil"
-    assert "EDITOR" not in env
+    assert not {"EDITOR", "PYTHONPATH"} & set(env) and env["HOME"] != "/evil"
+    assert env["PATH"] == FIXED_PATH
     assert child_env("\x1b]evil", {})["TERM"] == "xterm-256color"
     assert child_env(None, {})["TERM"] == "xterm-256color"
 
