@@ -3,8 +3,10 @@
 Each connection may open one session, and only an interactive one (a shell request
 with a pty) runs a HUD; exec requests get a one-line refusal, subsystems (sftp),
 forwarding of ports, agent and X11, passwords and keyboard-interactive logins are all
-refused. At most `max_sessions` connections at once; a connection without input for
-`idle_timeout` seconds is closed; ending a connection ends its HUD.
+refused. At most `max_sessions` logged-in connections at once (the next is told "too
+many sessions"); connections not logged in yet have a pool, a rate and a grace of their
+own (`hud.serve.gate`), so keyless clients cannot lock keyed users out. A connection
+without input for `idle_timeout` seconds is closed; ending a connection ends its HUD.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from pathlib import Path
 import asyncssh
 
 from hud.serve.child import Child, child_argv, child_env
+from hud.serve.gate import Gate
 from hud.serve.keys import AuthorizedKeys, Grant
+from hud.serve.tally import WINDOW, Tally
 
 log = logging.getLogger("hud.serve")
 
@@ -37,7 +41,8 @@ class Settings:
     max_sessions: int = 16
     idle_timeout: float = 30 * 60.0
     """Seconds without a key press before a connection is closed."""
-    login_timeout: float = 30.0
+    login_timeout: float = 10.0
+    """Seconds a connection has to log in (its place in the gate's pool is freed then)."""
 
 
 class Server:
@@ -47,6 +52,11 @@ class Server:
         self.settings = settings
         self._host_key = host_key
         self.connections: set[Connection] = set()
+        """Connections logged in: at most `max_sessions`."""
+        self.gate: Gate[Connection] = Gate()
+        """Connections not logged in yet."""
+        self.tally = Tally(log)
+        self._summaries: asyncio.TimerHandle | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         """Sessions running a HUD and HUDs being stopped: `stop` waits for them."""
         self._acceptor: asyncssh.SSHAcceptor | None = None
@@ -74,13 +84,23 @@ class Server:
             keepalive_interval=60,
             keepalive_count_max=3,
         )
+        self._summarize()
         return int(self._acceptor.get_port())
+
+    def _summarize(self) -> None:
+        self.tally.summary()
+        self._summaries = asyncio.get_running_loop().call_later(WINDOW, self._summarize)
 
     async def stop(self) -> None:
         """Stop listening, close every connection and wait for every HUD to end."""
+        if self._summaries is not None:
+            self._summaries.cancel()
         if self._acceptor is not None:
             self._acceptor.close()
             await self._acceptor.wait_closed()
+        for waiting in self.gate.everyone():
+            if waiting.conn is not None:
+                waiting.conn.abort()
         for connection in list(self.connections):
             connection.close("the server is stopping")
             if connection.session is not None:
@@ -113,16 +133,17 @@ class Connection(asyncssh.SSHServer):
         self.conn = conn
         peer = conn.get_extra_info("peername") or ("?", 0)
         self.address = str(peer[0])
-        if len(self.server.connections) >= self.server.settings.max_sessions:
-            log.warning(
-                "refused %s: %d sessions already", self.address, self.server.settings.max_sessions
-            )
-            conn.disconnect(asyncssh.DISC_TOO_MANY_CONNECTIONS, "too many sessions, try later")
+        verdict, displaced = self.server.gate.admit(self.address, self, self._loop.time())
+        if verdict == "rate":  # closed before a byte is sent: no key exchange to pay for
+            self.server.tally.refused("too many connections from one address", self.address)
+            conn.abort()
             return
-        self.server.connections.add(self)
-        self._idle = self._loop.call_later(self.server.settings.idle_timeout, self._check_idle)
+        if displaced is not None and displaced.conn is not None:
+            self.server.tally.refused("not logged in, displaced by a newer one", displaced.address)
+            displaced.conn.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.server.gate.leave(self.address, self, logged_in=False)
         self.server.connections.discard(self)
         if self._idle is not None:
             self._idle.cancel()
@@ -165,23 +186,32 @@ class Connection(asyncssh.SSHServer):
     def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
         grant = self.keys.grant(key, self.address)
         if isinstance(grant, str):
-            log.warning("refused %s: %s", self.address, grant)
+            self.server.tally.refused("key", self.address, grant)
             return False
         self.grant = grant
         return True
 
     def auth_completed(self) -> None:
-        if self.grant is not None:
-            log.info(
-                "%s %s (%s) from %s",
-                self.grant.role,
-                self.grant.name,
-                self.grant.fingerprint,
-                self.address,
-            )
+        self.server.gate.leave(self.address, self, logged_in=True)
+        if self.grant is None or self.conn is None:
+            return
+        settings = self.server.settings
+        if len(self.server.connections) >= settings.max_sessions:
+            self.server.tally.refused(f"{settings.max_sessions} sessions already", self.address)
+            self.conn.disconnect(asyncssh.DISC_TOO_MANY_CONNECTIONS, "too many sessions, try later")
+            return
+        self.server.connections.add(self)
+        self._idle = self._loop.call_later(settings.idle_timeout, self._check_idle)
+        log.info(
+            "%s %s (%s) from %s",
+            self.grant.role,
+            self.grant.name,
+            self.grant.fingerprint,
+            self.address,
+        )
 
     def session_requested(self) -> Session | bool:
-        if self.grant is None or self.session is not None:
+        if self.grant is None or self.session is not None or self not in self.server.connections:
             return False
         self.session = Session(self, self.grant)
         return self.session

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +15,13 @@ import asyncssh
 import pyte
 import pytest
 
-from tests.e2e.serve_support import Served, served
+from tests.e2e.pty_screen import PtyHud
+from tests.e2e.serve_support import SSH, Served, served
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not Path(SSH).exists(), reason="needs the OpenSSH client"),
+]
 MAX_SESSIONS = 8
 
 
@@ -108,3 +113,61 @@ def test_garbage_and_dropped_connections(server: Served) -> None:
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
         assert raw.recv(64).startswith(b"SSH-2.0-")  # still serving
     assert server.process.poll() is None
+
+
+def hold(server: Served, count: int, banner: int) -> list[socket.socket]:
+    """`count` raw TCP connections from 127.0.0.2-4 that never log in; the first `banner`
+    send an SSH version line and stall."""
+    held = []
+    for number in range(count):
+        raw = socket.socket()
+        held.append(raw)
+        raw.settimeout(5)
+        raw.bind((f"127.0.0.{2 + number % 3}", 0))
+        raw.connect(("127.0.0.1", server.port))
+        if number < banner:
+            raw.sendall(b"SSH-2.0-stalling\r\n")
+    return held
+
+
+def test_keyless_connections_do_not_lock_keyed_users_out(tmp_path: Path) -> None:
+    with served(tmp_path, "--max-sessions", "2") as server:
+        held = hold(server, 100, banner=10)
+        try:
+            time.sleep(0.5)
+            started = time.monotonic()
+            login = subprocess.run(
+                server.ssh("alice", "-b", "127.0.0.1", command=("true",)),
+                capture_output=True,
+                text=True,
+                timeout=20,
+                stdin=subprocess.DEVNULL,
+            )
+            took = time.monotonic() - started
+            print(f"keyed login while 100 keyless connections are held: {took:.2f} s")
+            assert login.returncode == 2 and "only the HUD runs here" in login.stderr  # logged in
+            assert took < 5
+            assert server.process.poll() is None
+        finally:
+            for raw in held:
+                raw.close()
+    assert len(server.log().splitlines()) < 30, server.log()  # refusals summed up, not each
+
+
+def test_a_client_over_the_session_limit_is_told_so(tmp_path: Path) -> None:
+    with served(tmp_path, "--max-sessions", "1") as server:
+        first = PtyHud.spawn(server.ssh("bob", "-tt"), cols=100, rows=30)
+        try:
+            first.wait_for("Deploy the service")
+            second = subprocess.run(
+                server.ssh("alice", command=("true",)),
+                capture_output=True,
+                text=True,
+                timeout=20,
+                stdin=subprocess.DEVNULL,
+            )
+            assert second.returncode == 255 and "too many sessions" in second.stderr
+            first.press("q")
+            assert first.close() == 0
+        finally:
+            first.process.terminate(force=True)

@@ -3,6 +3,7 @@ environment, sizes, the listening address, the host key."""
 
 from __future__ import annotations
 
+import logging
 import stat
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from hud import commands
 from hud.cli import main
 from hud.commands.serve import listen_address, loopback
 from hud.serve.child import FIXED_PATH, child_argv, child_env, clamp
+from hud.serve.gate import Gate
 from hud.serve.keys import AuthorizedKeys, Grant, host_key
+from hud.serve.tally import Tally
 
 ALICE = asyncssh.generate_private_key("ssh-ed25519", comment="alice@laptop").convert_to_public()
 BOB = asyncssh.generate_private_key("ssh-ed25519", comment="bob@desk").convert_to_public()
@@ -126,3 +129,36 @@ def test_serve_needs_authorized_keys(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["serve", str(tmp_path), "--authorized-keys", str(missing)]) == 2
     assert 'role="reviewer"' in capsys.readouterr().err
     assert main(["serve", str(tmp_path / "nowhere")]) == 2
+
+
+def test_the_gate_keeps_a_place_for_a_new_address() -> None:
+    gate: Gate[int] = Gate(limit=4, per_address=2, burst=3, per_second=1.0)
+    assert gate.admit("a", 1, 0.0) == ("admitted", None)
+    assert gate.admit("a", 2, 0.0) == ("admitted", None)
+    assert gate.admit("a", 3, 0.0) == ("admitted", 1)  # its own oldest goes
+    assert gate.admit("a", 4, 0.0) == ("rate", None)  # three starts at once: the burst
+    assert gate.admit("a", 4, 1.0) == ("admitted", 2)
+    assert gate.admit("b", 5, 1.0) == ("admitted", None)
+    assert gate.admit("c", 6, 1.0) == ("admitted", None)
+    assert gate.admit("d", 7, 1.0) == ("admitted", 3)  # full: the most crowded address gives
+    gate.leave("d", 7, logged_in=True)
+    assert gate.waiting() == 3 and 7 not in gate.everyone()
+
+
+def test_a_login_gives_its_start_back() -> None:
+    gate: Gate[int] = Gate(burst=1, per_second=0.001)
+    assert gate.admit("a", 1, 0.0)[0] == "admitted"
+    gate.leave("a", 1, logged_in=True)
+    assert gate.admit("a", 2, 0.0)[0] == "admitted"
+    gate.leave("a", 2, logged_in=False)
+    assert gate.admit("a", 3, 0.0)[0] == "rate"
+
+
+def test_refusals_are_summed_up(caplog: pytest.LogCaptureFixture) -> None:
+    tally = Tally(logging.getLogger("test.tally"), said=2)
+    with caplog.at_level(logging.WARNING, "test.tally"):
+        for number in range(1000):
+            tally.refused("flood", f"10.0.0.{number % 20}")
+        tally.summary()
+    assert len(caplog.records) == 3
+    assert "refused 998 more" in caplog.records[-1].getMessage()
