@@ -20,6 +20,7 @@ from textual.signal import Signal
 
 from hud import saving
 from hud.display import SafeTitles, plain
+from hud.driver import HeldBackDriver
 from hud.live import Live
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
@@ -81,7 +82,7 @@ class HudApp(SafeTitles, App[None]):
         identity: Identity = (None, None),
         signer: Signer | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(driver_class=HeldBackDriver)
         self.signer = signer
         """Signs every decision made in this HUD (`--sign-key`); None: unsigned."""
         self.root = root.resolve()

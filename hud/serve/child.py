@@ -32,6 +32,8 @@ INPUT_HIGH = 64 * 1024
 """Bytes of keyboard input waiting for the HUD beyond which the client is paused."""
 PASSED_ENV = re.compile(r"LANG|LC_[A-Z]+|COLORTERM|NO_COLOR")
 """What the client may set in the child's environment (sshd's `AcceptEnv` of the docs)."""
+MAX_ENV_NAMES, MAX_ENV_VALUE = 16, 256
+"""Of what a client asks to set, the names and the bytes of a value kept at most."""
 FIXED_PATH = "/usr/local/bin:/usr/bin:/bin"
 _SAFE_TERM = re.compile(r"[A-Za-z0-9._+-]{1,64}")
 _SAFE_TZ = re.compile(r"[A-Za-z0-9._+:/-]{1,64}")
@@ -72,6 +74,19 @@ def _home() -> str:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:
         return "/"
+
+
+class AcceptedEnv(dict[bytes, bytes]):
+    """Where the SSH channel stores the client's environment requests, keeping only what a
+    HUD may get (PASSED_ENV, short values, MAX_ENV_NAMES names): a flood of others is
+    dropped as it arrives, never held."""
+
+    _PASSED = re.compile(PASSED_ENV.pattern.encode())
+
+    def __setitem__(self, name: bytes, value: bytes) -> None:
+        room = name in self or len(self) < MAX_ENV_NAMES
+        if room and len(value) <= MAX_ENV_VALUE and self._PASSED.fullmatch(name):
+            super().__setitem__(name, value)
 
 
 def clamp(columns: int, rows: int) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import asyncssh
 
-from hud.serve.child import Child, child_argv, child_env
+from hud.serve.child import AcceptedEnv, Child, child_argv, child_env
 from hud.serve.gate import Gate
 from hud.serve.keys import AuthorizedKeys, Grant
 from hud.serve.tally import WINDOW, Tally
@@ -31,6 +31,9 @@ NOT_INTERACTIVE = (
     "with no command\r\n"
 )
 NOT_INTERACTIVE_EXIT = 2
+INPUT_WINDOW = 256 * 1024
+"""Bytes a client may send a session ahead of the HUD (SSH's channel window): with the
+HUD's input paused (`hud.serve.child.INPUT_HIGH`), all a key flood can hold here."""
 
 
 @dataclass(frozen=True)
@@ -210,11 +213,16 @@ class Connection(asyncssh.SSHServer):
             self.address,
         )
 
-    def session_requested(self) -> Session | bool:
-        if self.grant is None or self.session is not None or self not in self.server.connections:
+    def session_requested(self) -> tuple[asyncssh.SSHServerChannel[bytes], Session] | bool:
+        logged_in = self in self.server.connections
+        if self.conn is None or self.grant is None or self.session is not None or not logged_in:
             return False
         self.session = Session(self, self.grant)
-        return self.session
+        chan = self.conn.create_server_channel(encoding=None, window=INPUT_WINDOW)
+        # asyncssh keeps every `env` request of a channel in its `_env` dict, unbounded
+        # (2.24 has no hook to refuse one): a dict that keeps only what a HUD may get
+        chan._env = AcceptedEnv()
+        return chan, self.session
 
 
 class Session(asyncssh.SSHServerSession[bytes]):

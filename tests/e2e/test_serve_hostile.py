@@ -5,6 +5,7 @@ keeps serving and no HUD outlives its connection."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import time
@@ -23,6 +24,7 @@ pytestmark = [
     pytest.mark.skipif(not Path(SSH).exists(), reason="needs the OpenSSH client"),
 ]
 MAX_SESSIONS = 8
+FLOOD_SECONDS = 25
 
 
 @pytest.fixture
@@ -171,3 +173,73 @@ def test_a_client_over_the_session_limit_is_told_so(tmp_path: Path) -> None:
             assert first.close() == 0
         finally:
             first.process.terminate(force=True)
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def hud_pid(server: Served) -> int:
+    """The session's HUD (the server's child running hud.cli)."""
+    for pid in server.children():
+        with contextlib.suppress(OSError):
+            if b"hud.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+    raise AssertionError("no HUD runs")
+
+
+async def test_an_environment_flood_is_not_kept(server: Served) -> None:
+    before = rss_mb(server.process.pid)
+    flood = {f"X{number}": "v" * 30_000 for number in range(3000)}
+    flood["LANG"] = "C.UTF-8"
+    async with await connect(server, "alice") as conn:
+        process = await conn.create_process(
+            term_type="xterm-256color", term_size=(100, 30), encoding=None, env=flood
+        )
+        assert await screen_shows(process, (100, 30), "Deploy the service")
+        during = rss_mb(server.process.pid)
+        environ = Path(f"/proc/{hud_pid(server)}/environ").read_bytes().split(b"\0")
+        assert b"LANG=C.UTF-8" in environ and not any(v.startswith(b"X1=") for v in environ)
+    await asyncio.sleep(0.5)
+    after = rss_mb(server.process.pid)
+    print(
+        f"server RSS: {before:.0f} MB before, {during:.0f} MB with 3,000 x 30 KB of env, "
+        f"{after:.0f} MB after"
+    )
+    assert during - before < 30 and after - before < 30
+    assert server.no_child_within(5), server.children()
+
+
+async def test_a_key_flood_is_held_back(server: Served) -> None:
+    async with await connect(server, "alice") as conn:
+        process = await hud(conn, (100, 30))
+        assert await screen_shows(process, (100, 30), "Deploy the service")
+        hud_before, server_before = rss_mb(hud_pid(server)), rss_mb(server.process.pid)
+
+        async def drain_output() -> None:
+            while await process.stdout.read(65536):
+                pass
+
+        reader = asyncio.create_task(drain_output())
+        chunk = b"\x1b[B\x1b[Aj" * 4096
+        sent = 0
+        deadline = time.monotonic() + FLOOD_SECONDS
+        while time.monotonic() < deadline:
+            process.stdin.write(chunk)
+            sent += len(chunk)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.stdin.drain(), deadline - time.monotonic())
+        hud_after, server_after = rss_mb(hud_pid(server)), rss_mb(server.process.pid)
+        print(
+            f"{FLOOD_SECONDS} s key flood ({sent / 1e6:.0f} MB offered): HUD RSS "
+            f"{hud_before:.0f} -> {hud_after:.0f} MB, server {server_before:.0f} -> "
+            f"{server_after:.0f} MB"
+        )
+        reader.cancel()
+        assert hud_after - hud_before < 40 and server_after - server_before < 30
+        assert server.process.poll() is None
+    assert server.no_child_within(5), server.children()

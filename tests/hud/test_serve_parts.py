@@ -13,7 +13,14 @@ import pytest
 from hud import commands
 from hud.cli import main
 from hud.commands.serve import listen_address, loopback
-from hud.serve.child import FIXED_PATH, child_argv, child_env, clamp
+from hud.serve.child import (
+    FIXED_PATH,
+    MAX_ENV_NAMES,
+    AcceptedEnv,
+    child_argv,
+    child_env,
+    clamp,
+)
 from hud.serve.gate import Gate
 from hud.serve.keys import AuthorizedKeys, Grant, host_key
 from hud.serve.tally import Tally
@@ -162,3 +169,16 @@ def test_refusals_are_summed_up(caplog: pytest.LogCaptureFixture) -> None:
         tally.summary()
     assert len(caplog.records) == 3
     assert "refused 998 more" in caplog.records[-1].getMessage()
+
+
+def test_only_accepted_environment_requests_are_kept() -> None:
+    env = AcceptedEnv()
+    for number in range(1000):
+        env[f"X{number}".encode()] = b"v" * 30_000
+    env[b"LANG"] = b"C.UTF-8"
+    env[b"LC_ALL"] = b"x" * 1000
+    env[b"LD_PRELOAD"] = b"/x.so"
+    assert env == {b"LANG": b"C.UTF-8"}
+    for number in range(100):
+        env[f"LC_{chr(65 + number % 26)}{chr(65 + number // 26)}".encode()] = b"1"
+    assert len(env) == MAX_ENV_NAMES
