@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -118,12 +119,15 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(error))
     if args.max_sessions < 1 or args.idle_timeout <= 0:
         return _fail("--max-sessions and --idle-timeout must be positive")
-    if not args.authorized_keys.is_file():
+    if not os.path.lexists(args.authorized_keys):
         return _fail(
             f"{args.authorized_keys}: no such file; put one key a line there, with its "
             'role: role="reviewer" ssh-ed25519 AAAA... alice@laptop (or role="approver")'
         )
-    for problem in AuthorizedKeys.read(args.authorized_keys).problems:
+    keys = AuthorizedKeys.read(args.authorized_keys)
+    if keys.refused is not None:
+        return _fail(f"authorized keys {keys.refused}")
+    for problem in keys.problems:
         say(f"hud serve: authorized keys: {problem} (skipped)", err=True)
     try:
         key, made = host_key(args.host_key)

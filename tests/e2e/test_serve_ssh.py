@@ -268,3 +268,13 @@ def test_nothing_from_the_servers_folder_or_environment_runs(tmp_path: Path) -> 
         finally:
             client.process.terminate(force=True)
     assert not marker.exists(), marker.read_text()
+
+
+def test_a_keys_file_others_may_write_lets_nobody_in(server: Served) -> None:
+    authorized = server.keys.parent / "authorized_keys"
+    authorized.chmod(0o666)
+    refused = run(server.ssh("alice", command=("true",)))
+    assert refused.returncode == 255 and "Permission denied" in refused.stderr
+    assert "writable by others" in server.log()
+    authorized.chmod(0o600)
+    assert run(server.ssh("alice", command=("true",))).returncode == 2  # in again, no restart

@@ -4,7 +4,10 @@ environment, sizes, the listening address, the host key."""
 from __future__ import annotations
 
 import logging
+import os
 import stat
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncssh
@@ -22,7 +25,7 @@ from hud.serve.child import (
     clamp,
 )
 from hud.serve.gate import Gate
-from hud.serve.keys import AuthorizedKeys, Grant, host_key
+from hud.serve.keys import MAX_BYTES, AuthorizedKeys, Grant, host_key
 from hud.serve.tally import Tally
 
 ALICE = asyncssh.generate_private_key("ssh-ed25519", comment="alice@laptop").convert_to_public()
@@ -182,3 +185,96 @@ def test_only_accepted_environment_requests_are_kept() -> None:
     for number in range(100):
         env[f"LC_{chr(65 + number % 26)}{chr(65 + number // 26)}".encode()] = b"1"
     assert len(env) == MAX_ENV_NAMES
+
+
+def keys_file(folder: Path, text: str = "") -> Path:
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / "authorized_keys"
+    path.write_text(text or f'role="reviewer" {public(ALICE)}\n')
+    path.chmod(0o600)
+    return path
+
+
+def refusal(path: Path) -> str | None:
+    keys = AuthorizedKeys.read(path)
+    assert (keys.refused is None) == isinstance(keys.grant(ALICE, "127.0.0.1"), Grant)
+    return keys.refused
+
+
+def test_strict_modes_accept_a_private_file(tmp_path: Path) -> None:
+    assert refusal(keys_file(tmp_path / "serve")) is None
+
+
+def test_strict_modes_refuse_a_file_others_may_write(tmp_path: Path) -> None:
+    path = keys_file(tmp_path / "serve")
+    path.chmod(0o622)
+    assert "writable by others" in str(refusal(path))
+
+
+def test_strict_modes_refuse_a_folder_others_may_write(tmp_path: Path) -> None:
+    path = keys_file(tmp_path / "serve")
+    path.parent.chmod(0o777)
+    assert "writable by others" in str(refusal(path))
+    path.parent.chmod(0o700)
+    tmp_path.chmod(0o775)  # further up
+    assert "writable by others" in str(refusal(path))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_strict_modes_refuse_a_file_of_another_user(tmp_path: Path) -> None:
+    path = keys_file(tmp_path / "serve")
+    os.chown(path, 4242, 4242)
+    assert "another user" in str(refusal(path))
+
+
+def test_strict_modes_refuse_a_symlink_even_to_a_good_file(tmp_path: Path) -> None:
+    target = keys_file(tmp_path / "serve")
+    target.chmod(0o666)
+    link = tmp_path / "serve" / "link"
+    link.symlink_to(target)
+    assert "symlink" in str(refusal(link))
+
+
+def test_strict_modes_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
+    folder = tmp_path / "serve"
+    folder.mkdir(mode=0o700)
+    os.mkfifo(folder / "authorized_keys", 0o600)
+    started = time.monotonic()
+    assert "not a regular file" in str(refusal(folder / "authorized_keys"))
+    assert time.monotonic() - started < 1
+
+
+def test_strict_modes_refuse_a_huge_file(tmp_path: Path) -> None:
+    path = keys_file(tmp_path / "serve", f'role="reviewer" {public(ALICE)}\n' + "#" * MAX_BYTES)
+    assert "larger than" in str(refusal(path))
+
+
+@pytest.mark.parametrize(
+    ("written", "now", "granted"),
+    [
+        ("20300101", datetime(2029, 12, 31, tzinfo=UTC), True),
+        ("20200101Z", datetime(2020, 1, 1, 0, 0, 1, tzinfo=UTC), False),
+        ("202001011200Z", datetime(2020, 1, 1, 11, 59, tzinfo=UTC), True),
+        ("20200101120030Z", datetime(2020, 1, 1, 12, 0, 31, tzinfo=UTC), False),
+        ("2020", datetime(2000, 1, 1, tzinfo=UTC), False),  # not a time: refused
+    ],
+)
+def test_expiry_time_is_honoured(written: str, now: datetime, granted: bool) -> None:
+    keys = AuthorizedKeys(f'role="reviewer",expiry-time="{written}" {public(ALICE)}\n')
+    grant = keys.grant(ALICE, "127.0.0.1", now)
+    assert isinstance(grant, Grant) == granted, grant
+
+
+def test_the_earliest_expiry_time_counts() -> None:
+    line = f'role="reviewer",expiry-time="20300101Z",expiry-time="20200101Z" {public(ALICE)}'
+    grant = AuthorizedKeys(line).grant(ALICE, "127.0.0.1", datetime(2025, 1, 1, tzinfo=UTC))
+    assert "expired" in str(grant)
+
+
+def test_serve_refuses_to_start_on_a_loose_keys_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = keys_file(tmp_path / "serve")
+    path.chmod(0o666)
+    assert main(["serve", str(tmp_path), "--authorized-keys", str(path)]) == 2
+    assert "writable by others" in capsys.readouterr().err
