@@ -30,9 +30,10 @@ from themes import DEFAULT_THEME, STYLESHEET, register_themes
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from hud.acts.session import HumanWriter, Session
+    from hud.acts.session import Decider, HumanWriter, Session
     from hud.approvals import ApprovalFeed
     from hud.commands import Identity
+    from hud.roles import Role
     from store.problems import Problem
     from store.row import MissionSummary
     from store.sources.base import ReadAhead
@@ -81,6 +82,7 @@ class HudApp(SafeTitles, App[None]):
         prefetch: ReadAhead | None = None,
         identity: Identity = (None, None),
         signer: Signer | None = None,
+        role: Role = "operator",
     ) -> None:
         super().__init__(driver_class=HeldBackDriver)
         self.signer = signer
@@ -95,9 +97,15 @@ class HudApp(SafeTitles, App[None]):
         """True once the scan worker handed over the workspace; only a preview row before."""
         self._open_when_indexed: tuple[str, str] | None = None
         """A mission opened from a preview row before the scan indexed it: (id, tab)."""
+        self.role: Role = "reviewer" if read_only else role
+        """What this HUD may do (`hud.commands.Role`); `read_only` makes it a reviewer."""
         self.writer: HumanWriter | None = None
-        """The only writer the HUD holds; None in read-only mode, so nothing can write."""
-        self.read_only = read_only
+        """The only writer the HUD holds (an operator's); None for a reviewer and an
+        approver, so nothing but a decision can be written."""
+        self.decider: Decider | None = None
+        """An approver's only write: a decision; None otherwise (an operator decides
+        through its writer)."""
+        self.read_only = self.role == "reviewer"
         self.identity = identity
         """Who decides and from where (`hud serve`); None: the local user, ssh client or tty."""
         self.live = live
@@ -202,14 +210,17 @@ class HudApp(SafeTitles, App[None]):
         which absorbs it: rows appear while a large directory is still being read,
         and no thread ever touches the app's workspace or widgets.
         """
-        from hud.acts.session import writer_for
+        from hud.acts.session import Decider, writer_for
         from hud.approvals import ApprovalFeed
         from store.workspace import Workspace, group_by_mission, utc_now
 
         workspace = Workspace(self.root, self.clock or utc_now)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
-        self.call_from_thread(self._adopt, workspace, writer, ApprovalFeed(self))
+        decider = None
+        if writer is not None and self.role == "approver":
+            decider, writer = Decider(writer), None
+        self.call_from_thread(self._adopt, workspace, writer, decider, ApprovalFeed(self))
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
@@ -229,12 +240,19 @@ class HudApp(SafeTitles, App[None]):
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
 
-    def _adopt(self, workspace: Workspace, writer: HumanWriter | None, feed: ApprovalFeed) -> None:
+    def _adopt(
+        self,
+        workspace: Workspace,
+        writer: HumanWriter | None,
+        decider: Decider | None,
+        feed: ApprovalFeed,
+    ) -> None:
         """Take the workspace the scan worker made (settings loaded, nothing indexed yet)."""
         self.workspace = workspace
         self.adopted = True
         self.writer = writer
-        self.read_only = writer is None
+        self.decider = decider
+        self.read_only = not self.can_decide
         self.approvals = feed
         self._apply_settings()
 
@@ -275,6 +293,11 @@ class HudApp(SafeTitles, App[None]):
         self.feed.follow(workspace.watch_paths())
         self.changed.publish(touched)
         self._open_if_indexed()
+
+    @property
+    def can_decide(self) -> bool:
+        """Whether this HUD may decide requests (an approver or an operator)."""
+        return self.writer is not None or self.decider is not None
 
     @property
     def watch_health(self) -> str | None:
@@ -330,6 +353,7 @@ class HudApp(SafeTitles, App[None]):
             partial(in_thread, self),
             key=partial(key_of, screen),
             signer=self.signer,
+            decider=self.decider,
         )
 
     def _needs_you(self, summary: MissionSummary) -> None:

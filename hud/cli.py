@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hud import commands
 from hud.commands.output import say
+from hud.roles import ROLES
 
 
 def _app_parser() -> argparse.ArgumentParser:
@@ -26,6 +27,13 @@ def _app_parser() -> argparse.ArgumentParser:
         help="state directory (default: $HUD_STATE_DIR, else the current directory)",
     )
     parser.add_argument("--read-only", action="store_true", help="never write anything")
+    parser.add_argument(
+        "--role",
+        choices=ROLES,
+        default="operator",
+        help="reviewer (as --read-only), approver (decides requests, edits nothing) or "
+        "operator (the default: everything)",
+    )
     parser.add_argument("--theme", help="hud-dark (default), hud-light or hud-high-contrast")
     parser.add_argument(
         "--sign-key",
@@ -82,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         theme=options.theme,
         identity=(options.as_user, options.origin),
         sign_key=options.sign_key,
+        role=options.role,
     )
 
 

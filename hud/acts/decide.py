@@ -75,7 +75,7 @@ async def decide(
     reason = await ask.reason(current, verdict)
     if reason is None or not await _confirmed(ask, current, verdict):
         return Outcome(verdict, "cancelled", current)
-    writer = session.writer
+    writer = session.decisions
     if writer is None:
         return Outcome(verdict, "read_only", current)
     mission, request_id = current.mission, current.request_id

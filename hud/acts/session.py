@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from store.confined import read_file
 from store.human import AlreadyDecided as AlreadyDecided
 from store.human import AlreadyExists as AlreadyExists
 from store.human import Conflict as Conflict
+from store.human import DecisionFields
 from store.human import HumanWriteError as HumanWriteError
 from store.human import HumanWriter as HumanWriter
 from store.human import Invalid as Invalid
@@ -19,6 +21,7 @@ from store.human import Saved as Saved
 from store.human import writer_for as writer_for
 from store.load import MAX_DOCUMENT_BYTES
 from store.problems import Problem
+from store.records import Decision
 from store.sshsig import AgentSigner, KeySigner, Signer, load_signer
 from store.sshsig import SigError as SigError
 from store.workspace import Workspace
@@ -49,6 +52,28 @@ async def inline(read: Callable[[], T]) -> T:
     return read()
 
 
+class Decider:
+    """The one write an approver may make: record a decision. It keeps the writer it
+    decides through to itself and offers nothing else of it (no edit, no new mission, no
+    budget): an approver's HUD holds this and no HumanWriter."""
+
+    __slots__ = ("__writer",)
+
+    def __init__(self, writer: HumanWriter) -> None:
+        self.__writer = writer
+
+    def clock(self) -> datetime:
+        return self.__writer.clock()
+
+    def decision_fields(self, *args: Any, **kwargs: Any) -> DecisionFields:
+        """`HumanWriter.decision_fields`."""
+        return self.__writer.decision_fields(*args, **kwargs)
+
+    def decide(self, *args: Any, **kwargs: Any) -> Decision:
+        """`HumanWriter.decide`."""
+        return self.__writer.decide(*args, **kwargs)
+
+
 @dataclass(frozen=True, slots=True)
 class Session:
     """Where an act writes and whom it tells."""
@@ -64,6 +89,16 @@ class Session:
     """The key bound to a binding id, for a message that names it (None: unbound)."""
     signer: Signer | None = None
     """Signs every decision made in this session (`--sign-key`); None: unsigned."""
+    decider: Decider | None = None
+    """An approver's only write (`writer` is None then)."""
+
+    @property
+    def decisions(self) -> Decider | None:
+        """What records a decision: the approver's decider, else one over the writer (an
+        operator), else None (read-only: nothing is decided)."""
+        if self.decider is not None:
+            return self.decider
+        return Decider(self.writer) if self.writer is not None else None
 
     async def read_document(self, root: Path, relpath: str) -> bytes | Problem:
         """A document's bytes (`store.confined`: no symlink, only a regular file, capped),

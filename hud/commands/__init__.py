@@ -8,6 +8,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hud.roles import Role
+
 if TYPE_CHECKING:
     from store.sshsig import AgentSigner, KeySigner
 
@@ -26,7 +28,7 @@ SUMMARIES = {
     "replay": "a mission as it was at one event, and what changed from the one before",
     "review": "answer the review questions for a plan version (exit 1 when one fails)",
     "metrics": "coordination metrics over a window, per mission and across the directory",
-    "serve": "an SSH server running a HUD per session: reviewers read, approvers decide",
+    "serve": "an SSH server, a HUD per session: reviewers read, approvers decide, operators edit",
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)
@@ -53,11 +55,19 @@ def run_app(
     theme: str | None,
     identity: Identity = (None, None),
     sign_key: Path | None = None,
+    role: Role = "operator",
 ) -> int:
     """Open the HUD on `root`."""
     from hud.commands.open import open_app
 
-    return open_app(root, read_only=read_only, theme=theme, identity=identity, sign_key=sign_key)
+    return open_app(
+        root,
+        read_only=read_only,
+        theme=theme,
+        identity=identity,
+        sign_key=sign_key,
+        role=role,
+    )
 
 
 def sign_key_signer(path: Path, prefix: str) -> KeySigner | AgentSigner | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from hud import terminal
 from hud.commands import Identity, sign_key_signer
 from hud.commands.output import say
+from hud.roles import Role
 
 
 def open_app(
@@ -18,6 +19,7 @@ def open_app(
     theme: str | None,
     identity: Identity = (None, None),
     sign_key: Path | None = None,
+    role: Role = "operator",
 ) -> int:
     """Run the HUD; exit 2 when `root` is not a directory, `sign_key` cannot sign or there
     is no terminal, 129 when the terminal went away."""
@@ -47,6 +49,7 @@ def open_app(
             prefetch=small,
             identity=identity,
             signer=signer,
+            role=role,
         )
         app.run()
     finally:

@@ -2,9 +2,11 @@
 
 Keys only, each with a role in the authorized-keys file (OpenSSH syntax):
 `role="reviewer" ssh-ed25519 AAAA... alice@laptop` browses read-only (no writer exists
-in that HUD); `role="approver"` may decide, as the key's comment (else its SHA256
-fingerprint), signed by the host key. No shell, commands, sftp or forwarding. The host
-key is made on first start; its fingerprint is printed for clients to check.
+in that HUD); `role="approver"` decides requests and nothing else, `role="operator"`
+also edits intent, constraints and budgets and makes missions; both as the key's
+comment (else its SHA256 fingerprint), decisions signed by the host key. No shell,
+commands, sftp or forwarding. The host key is made on first start; its fingerprint is
+printed for clients to check.
 See docs/ssh-reviewers.md.
 
 Exit 0 after SIGINT, SIGTERM or SIGHUP (every HUD ended first); 2 cannot run (no such
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.lexists(args.authorized_keys):
         return _fail(
             f"{args.authorized_keys}: no such file; put one key a line there, with its "
-            'role: role="reviewer" ssh-ed25519 AAAA... alice@laptop (or role="approver")'
+            'role: role="reviewer" ssh-ed25519 AAAA... alice@laptop (or "approver", "operator")'
         )
     keys = AuthorizedKeys.read(args.authorized_keys)
     if keys.refused is not None:

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Static
 
-from hud.screens.base import HudScreen, writes
+from hud.screens.base import HudScreen, decides
 from store.approval_checks import QueueItem, Review, Verdict, approval_queue, review
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.header import HudHeader
@@ -159,8 +159,8 @@ class RequestScreen(HudScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="request.back"),
-        Binding("y", writes("approve"), "Approve", id="request.approve", priority=True),
-        Binding("n", writes("reject"), "Reject", id="request.reject", priority=True),
+        Binding("y", decides("approve"), "Approve", id="request.approve", priority=True),
+        Binding("n", decides("reject"), "Reject", id="request.reject", priority=True),
         Binding("m", "mission", "Mission", id="request.mission"),
     ]
     AUTO_FOCUS = "#request-view"

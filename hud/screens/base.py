@@ -20,11 +20,20 @@ RowT = TypeVar("RowT")
 
 WRITE_ACTIONS: set[str] = set()
 """Actions that write (through the app's HumanWriter); register with `writes`."""
+DECIDE_ACTIONS: set[str] = set()
+"""Actions that decide a request (through the app's decider); register with `decides`."""
 
 
 def writes(action: str) -> str:
-    """Mark `action` as a write: hidden and refused in read-only mode."""
+    """Mark `action` as a write: hidden and refused without a writer (an operator's)."""
     WRITE_ACTIONS.add(action)
+    return action
+
+
+def decides(action: str) -> str:
+    """Mark `action` as a decision: hidden and refused unless the HUD may decide (an
+    approver or an operator)."""
+    DECIDE_ACTIONS.add(action)
     return action
 
 
@@ -40,13 +49,18 @@ class HudScreen(SafeTitles, Screen[None]):
     """A screen that follows workspace changes through the app's `changed` signal.
 
     Every write action is hidden centrally: `check_action` refuses the actions
-    registered with `writes` when the app holds no writer (read-only mode). Its titles
+    registered with `writes` when the app holds no writer (a reviewer or an approver),
+    and those registered with `decides` when it may not decide (a reviewer). Its titles
     are made safe however they are set (`hud.display.SafeTitles`).
     """
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # a write action is hidden (footer, help) and never runs without a writer
-        return not (action in WRITE_ACTIONS and self.hud.writer is None)
+        # an act the role does not allow is hidden (footer, help) and never runs
+        if action in WRITE_ACTIONS:
+            return self.hud.writer is not None
+        if action in DECIDE_ACTIONS:
+            return self.hud.can_decide
+        return True
 
     @property
     def hud(self) -> HudApp:

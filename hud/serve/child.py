@@ -43,12 +43,12 @@ GRACE = 1.0
 
 def child_argv(root: Path, grant: Grant, origin: str, host_key: Path) -> list[str]:
     """The HUD a session runs: this server's Python, isolated (`-I`: neither the current
-    folder nor PYTHON* variables nor the user's site-packages reach `sys.path`). A
-    reviewer's holds no writer (`--read-only`); an approver's decides as the key's name,
-    from `origin`, signing with the host key."""
-    hud = [sys.executable, "-I", "-m", "hud.cli", str(root)]
+    folder nor PYTHON* variables nor the user's site-packages reach `sys.path`), in the
+    key's role. A reviewer's holds no writer; an approver's and an operator's write as
+    the key's name, from `origin`, signing decisions with the host key."""
+    hud = [sys.executable, "-I", "-m", "hud.cli", str(root), f"--role={grant.role}"]
     if grant.role == "reviewer":
-        return [*hud, "--read-only"]
+        return hud
     return [*hud, f"--as-user={grant.name}", f"--origin={origin}", f"--sign-key={host_key}"]
 
 

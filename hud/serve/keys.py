@@ -1,7 +1,8 @@
 """The server's host key, and the authorized keys with their roles.
 
 An authorized-keys file in OpenSSH syntax where each key carries its role as an option:
-`role="reviewer" ssh-ed25519 AAAA... alice@laptop` (read-only) or `role="approver"`.
+`role="reviewer" ssh-ed25519 AAAA... alice@laptop` (read-only), `role="approver"`
+(decides requests, nothing else) or `role="operator"` (everything).
 A key without a valid role is refused, never taken for either. `from="..."` and
 `expiry-time="YYYYMMDD[HHMM[SS]][Z]"` are honoured as OpenSSH does; other options are
 ignored.
@@ -21,12 +22,12 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
 import asyncssh
 
-Role = Literal["reviewer", "approver"]
-ROLES: tuple[Role, ...] = ("reviewer", "approver")
+from hud.roles import ROLES, Role
+
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._@+-]{1,64}")
 _EXPIRY = re.compile(r"(\d{8})(\d{4}(\d{2})?)?(Z?)")
 MAX_BYTES = 1024 * 1024
@@ -169,7 +170,7 @@ class AuthorizedKeys:
                 return f"key {fingerprint} expired at {ends.isoformat()}"
             roles = options.get("role")
             if not isinstance(roles, list) or len(roles) != 1 or roles[0] not in ROLES:
-                return f'key {fingerprint} has no role (role="reviewer" or role="approver")'
+                return f'key {fingerprint} has no role (role="reviewer", "approver" or "operator")'
             blob = key.export_public_key().split()[1].decode()
             comment = line.partition(blob)[2].strip()
             return Grant(cast(Role, roles[0]), fingerprint, comment)

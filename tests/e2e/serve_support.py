@@ -16,8 +16,14 @@ from tests.e2e.pty_screen import descendants, hud_command, wait_gone
 from tests.factory import mission
 
 SSH = "/usr/bin/ssh"
-LISTED = {"alice": 'role="reviewer" ', "bob": 'role="approver" ', "eve": ""}
-"""Listed client keys and their options: alice reviews, bob approves, eve has no role."""
+LISTED = {
+    "alice": 'role="reviewer" ',
+    "bob": 'role="approver" ',
+    "olga": 'role="operator" ',
+    "eve": "",
+}
+"""Listed client keys and their options: alice reviews, bob approves, olga operates, eve
+has no role."""
 UNLISTED = "mallory"
 
 

@@ -78,7 +78,7 @@ def test_reviewer_write_keys_do_nothing(server: Served) -> None:
     try:
         assert "READ-ONLY" in client.text()
         argv, env = hud_process(server)
-        assert "--read-only" in argv and not any(arg.startswith("--as-user") for arg in argv)
+        assert "--role=reviewer" in argv and not any(arg.startswith("--as-user") for arg in argv)
         assert env["TERM"] == "xterm-256color" and not any(name.startswith("SSH_") for name in env)
         press(client, "n", "\x13", "\x1b", "c", "\r")  # new mission, create; make state dir
         press(client, "a")
@@ -278,3 +278,48 @@ def test_a_keys_file_others_may_write_lets_nobody_in(server: Served) -> None:
     assert "writable by others" in server.log()
     authorized.chmod(0o600)
     assert run(server.ssh("alice", command=("true",))).returncode == 2  # in again, no restart
+
+
+CONSTRAINTS = "missions/beta/constraints.toml"
+
+
+def open_beta(client: PtyHud) -> None:
+    press(client, "\r")
+    client.wait_for("Intent")
+
+
+def test_an_approver_cannot_touch_the_constraints(server: Served) -> None:
+    before = tree_digest(server.root)
+    client = login(server, "bob")
+    try:
+        argv, _ = hud_process(server)
+        assert "--role=approver" in argv
+        open_beta(client)
+        assert "Edit constraints" not in client.text() and "Edit intent" not in client.text()
+        press(client, "E", "e", "b")
+        client.pump(0.5)
+        assert "Editing" not in client.text()
+        press(client, "\x13", "\r", "\x1b")  # would save an editor, were one open
+        assert tree_digest(server.root) == before
+        quit_hud(client, server)
+    finally:
+        client.process.terminate(force=True)
+    assert tree_digest(server.root) == before
+
+
+def test_an_operator_edits_the_constraints(server: Served) -> None:
+    before = (server.root / CONSTRAINTS).read_text()
+    client = login(server, "olga")
+    try:
+        open_beta(client)
+        press(client, "E")
+        client.wait_for(f"Editing {CONSTRAINTS}")
+        client.press("# tightened by olga\r")
+        client.pump(0.3)
+        client.press("\x13")
+        client.wait_for("saved missions/beta/constraints.toml")
+        quit_hud(client, server)
+    finally:
+        client.process.terminate(force=True)
+    after = (server.root / CONSTRAINTS).read_text()
+    assert after != before and "# tightened by olga" in after

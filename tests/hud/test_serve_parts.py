@@ -74,9 +74,15 @@ def test_an_unsafe_comment_names_the_fingerprint() -> None:
 
 def test_a_reviewer_child_holds_no_writer() -> None:
     reviewer = child_argv(Path("/s"), Grant("reviewer", "SHA256:a", "alice"), "o", Path("/k"))
-    assert reviewer[1:4] == ["-I", "-m", "hud.cli"] and reviewer[-2:] == ["/s", "--read-only"]
+    assert reviewer[1:4] == ["-I", "-m", "hud.cli"] and reviewer[-2:] == ["/s", "--role=reviewer"]
     approver = child_argv(Path("/s"), Grant("approver", "SHA256:b", "-rf"), "from x", Path("/k"))
-    assert approver[-4:] == ["/s", "--as-user=-rf", "--origin=from x", "--sign-key=/k"]
+    assert approver[-5:] == [
+        "/s",
+        "--role=approver",
+        "--as-user=-rf",
+        "--origin=from x",
+        "--sign-key=/k",
+    ]
 
 
 def test_child_env(monkeypatch: pytest.MonkeyPatch) -> None:
