@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
-from textual.app import App
+from textual._files import generate_datetime_filename
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.signal import Signal
@@ -83,6 +84,7 @@ class HudApp(SafeTitles, App[None]):
         identity: Identity = (None, None),
         signer: Signer | None = None,
         role: Role = "operator",
+        saves: Path | None = None,
     ) -> None:
         super().__init__(driver_class=HeldBackDriver)
         self.signer = signer
@@ -106,6 +108,9 @@ class HudApp(SafeTitles, App[None]):
         """An approver's only write: a decision; None otherwise (an operator decides
         through its writer)."""
         self.read_only = self.role == "reviewer"
+        self.saves = saves
+        """`hud serve`'s private folder for exports and screenshots; None: the local rule
+        (`hud.saving.export_folder`)."""
         self.identity = identity
         """Who decides and from where (`hud serve`); None: the local user, ssh client or tty."""
         self.live = live
@@ -398,22 +403,50 @@ class HudApp(SafeTitles, App[None]):
         """A key as the footer and help show it (hud.toml's [keys] may name anything)."""
         return plain(super().get_key_display(binding))
 
+    def save_folder(self) -> Path | str:
+        """Where an export or a screenshot goes, or why nowhere (read-only mode saves
+        nothing; `hud serve`'s sessions save into its private folder); looks at folders:
+        call it off the event loop."""
+        if self.read_only:
+            return "read-only: nothing is saved"
+        if self.saves is not None:
+            private = saving.private_folder(self.saves, self.root)
+            return private if private is not None else f"nothing saved: {saving.NOT_PRIVATE}"
+        folder = saving.export_folder(self.root)
+        return folder if folder is not None else f"nothing saved: {saving.NOWHERE}"
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, without Screenshot in read-only mode."""
+        for command in super().get_system_commands(screen):
+            if not (self.read_only and command.title == "Screenshot"):
+                yield command
+
     def deliver_screenshot(
         self, filename: str | None = None, path: str | None = None, time_format: str | None = None
     ) -> str | None:
-        """Save a screenshot (the palette's Screenshot) where exports go, never inside the
-        state directory (`path` is not used: it could be); the folder is found in a
-        thread, so there is no delivery key to return."""
-        self._save_screenshot(filename, time_format)
+        """Save a screenshot (the palette's Screenshot) where exports go (`save_folder`;
+        `path` is not used: it could be inside the state directory), and say where in
+        plain words; the file is written in a thread, so there is no delivery key."""
+        if self.read_only:
+            self.notify("read-only: nothing is saved", severity="warning")
+            return None
+        name = Path(filename or generate_datetime_filename(self.title, ".svg", time_format))
+        self._save_screenshot(name.name, self.export_screenshot())
         return None
 
     @work(thread=True, exclusive=True, group="screenshot")
-    def _save_screenshot(self, filename: str | None, time_format: str | None) -> None:
-        folder = saving.export_folder(self.root)
-        if folder is None:
-            self.notify(f"nothing saved: {saving.NOWHERE}", severity="error")
+    def _save_screenshot(self, name: str, svg: str) -> None:
+        folder = self.save_folder()
+        if isinstance(folder, str):
+            self.notify(folder, severity="error")
             return
-        self.call_from_thread(App.deliver_screenshot, self, filename, str(folder), time_format)
+        target = folder / name
+        try:
+            saving.write_text(target, svg)
+        except OSError as exc:
+            self.notify(f"screenshot not saved: {exc}", severity="error")
+            return
+        self.notify(f"screenshot saved to {target}")
 
     # ---- actions ----------------------------------------------------------------------
 

@@ -26,7 +26,11 @@ def _app_parser() -> argparse.ArgumentParser:
         type=Path,
         help="state directory (default: $HUD_STATE_DIR, else the current directory)",
     )
-    parser.add_argument("--read-only", action="store_true", help="never write anything")
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="never write anything: no decision, no edit, no export, no screenshot",
+    )
     parser.add_argument(
         "--role",
         choices=ROLES,
@@ -46,6 +50,7 @@ def _app_parser() -> argparse.ArgumentParser:
     # who decides (the key's name) and from where (the key's fingerprint, the client).
     parser.add_argument("--as-user", help=argparse.SUPPRESS)
     parser.add_argument("--origin", help=argparse.SUPPRESS)
+    parser.add_argument("--save-to", type=Path, help=argparse.SUPPRESS)  # its private folder
     return parser
 
 
@@ -91,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         identity=(options.as_user, options.origin),
         sign_key=options.sign_key,
         role=options.role,
+        saves=options.save_to,
     )
 
 

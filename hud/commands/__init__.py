@@ -56,6 +56,7 @@ def run_app(
     identity: Identity = (None, None),
     sign_key: Path | None = None,
     role: Role = "operator",
+    saves: Path | None = None,
 ) -> int:
     """Open the HUD on `root`."""
     from hud.commands.open import open_app
@@ -67,6 +68,7 @@ def run_app(
         identity=identity,
         sign_key=sign_key,
         role=role,
+        saves=saves,
     )
 
 

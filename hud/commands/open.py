@@ -20,6 +20,7 @@ def open_app(
     identity: Identity = (None, None),
     sign_key: Path | None = None,
     role: Role = "operator",
+    saves: Path | None = None,
 ) -> int:
     """Run the HUD; exit 2 when `root` is not a directory, `sign_key` cannot sign or there
     is no terminal, 129 when the terminal went away."""
@@ -50,6 +51,7 @@ def open_app(
             identity=identity,
             signer=signer,
             role=role,
+            saves=saves,
         )
         app.run()
     finally:

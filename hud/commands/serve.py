@@ -109,6 +109,7 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hud import saving
     from hud.serve.keys import AuthorizedKeys, host_key
     from hud.serve.server import Settings
 
@@ -135,6 +136,11 @@ def run(args: argparse.Namespace) -> int:
         key, made = host_key(args.host_key)
     except (OSError, ValueError) as error:
         return _fail(f"host key {args.host_key}: {error}")
+    saves = saving.serve_folder(root)
+    try:
+        saving.make_private(saves)
+    except OSError as error:
+        return _fail(f"exports folder: {error}")
     say(f"hud serve: {'made a new' if made else 'using the'} host key {args.host_key}")
     say(f"hud serve: host key fingerprint {key.get_fingerprint('sha256')}")
     if not loopback(host):
@@ -143,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         root=root,
         host_key=args.host_key.resolve(),
         authorized_keys=args.authorized_keys,
+        saves=saves,
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout * 60,
     )
@@ -160,6 +167,7 @@ async def _serve(settings: Settings, key: asyncssh.SSHKey, host: str, port: int)
         return _fail(f"cannot listen on {host}:{port}: {error}")
     shown = f"[{host}]" if ":" in host else host
     say(f"hud serve: listening on {shown}:{bound} (serving {settings.root})")
+    say(f"hud serve: exports and screenshots of sessions go to {settings.saves}")
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -22,11 +22,20 @@ WRITE_ACTIONS: set[str] = set()
 """Actions that write (through the app's HumanWriter); register with `writes`."""
 DECIDE_ACTIONS: set[str] = set()
 """Actions that decide a request (through the app's decider); register with `decides`."""
+SAVE_ACTIONS: set[str] = set()
+"""Actions that save a file for the user (an export); register with `saves`."""
 
 
 def writes(action: str) -> str:
     """Mark `action` as a write: hidden and refused without a writer (an operator's)."""
     WRITE_ACTIONS.add(action)
+    return action
+
+
+def saves(action: str) -> str:
+    """Mark `action` as saving a file for the user: hidden and refused in read-only mode
+    (which writes nothing at all)."""
+    SAVE_ACTIONS.add(action)
     return action
 
 
@@ -50,7 +59,8 @@ class HudScreen(SafeTitles, Screen[None]):
 
     Every write action is hidden centrally: `check_action` refuses the actions
     registered with `writes` when the app holds no writer (a reviewer or an approver),
-    and those registered with `decides` when it may not decide (a reviewer). Its titles
+    those registered with `decides` when it may not decide and `saves` when it is
+    read-only (a reviewer). Its titles
     are made safe however they are set (`hud.display.SafeTitles`).
     """
 
@@ -60,6 +70,8 @@ class HudScreen(SafeTitles, Screen[None]):
             return self.hud.writer is not None
         if action in DECIDE_ACTIONS:
             return self.hud.can_decide
+        if action in SAVE_ACTIONS:
+            return not self.hud.read_only
         return True
 
     @property

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from hud import saving
 from hud.export import CitedEvidence, handoff_markdown
 from hud.replaying import ReplayFeed
-from hud.screens.base import RowScreen, writes
+from hud.screens.base import RowScreen, saves, writes
 from hud.screens.mission_views import TABS
 from store.layout import Kind
 from store.mission import MissionState
@@ -36,7 +36,7 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="mission.back"),
-        Binding("x", "export", "Export handoff", id="mission.export"),
+        Binding("x", saves("export"), "Export handoff", id="mission.export"),
         *[
             Binding(str(index), f"tab('{tab.id}')", tab.title, show=False, id=f"mission.{tab.id}")
             for index, tab in enumerate(TABS, start=1)
@@ -102,8 +102,8 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
         self.refresh_bindings()
 
     def action_export(self) -> None:
-        """Write the handoff as Markdown to <mission>-handoff.md, outside STATE_DIR in
-        every mode (`hud.saving.export_folder`)."""
+        """Write the handoff as Markdown to <mission>-handoff.md where the HUD saves
+        (`HudApp.save_folder`: never in read-only mode, never inside STATE_DIR)."""
         mission = self.mission
         if mission is not None:
             self.save_handoff(CitedEvidence.of(mission))
@@ -112,9 +112,9 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
     def save_handoff(self, cited: CitedEvidence) -> None:
         """Off the event loop: read the cited evidence, have the loop render, save."""
         app = self.app
-        folder = saving.export_folder(self.hud.root)
-        if folder is None:
-            app.notify(f"nothing saved: {saving.NOWHERE}", severity="error")
+        folder = self.hud.save_folder()
+        if isinstance(folder, str):
+            app.notify(folder, severity="error")
             return
         text = app.call_from_thread(self._markdown, cited.read())
         if text is None:

@@ -41,15 +41,22 @@ GRACE = 1.0
 """Seconds the child has after SIGHUP, then after SIGTERM."""
 
 
-def child_argv(root: Path, grant: Grant, origin: str, host_key: Path) -> list[str]:
+def child_argv(root: Path, grant: Grant, origin: str, host_key: Path, saves: Path) -> list[str]:
     """The HUD a session runs: this server's Python, isolated (`-I`: neither the current
     folder nor PYTHON* variables nor the user's site-packages reach `sys.path`), in the
-    key's role. A reviewer's holds no writer; an approver's and an operator's write as
-    the key's name, from `origin`, signing decisions with the host key."""
+    key's role. A reviewer's holds no writer and saves nothing; an approver's and an
+    operator's write as the key's name, from `origin`, signing decisions with the host
+    key, and save exports and screenshots into the server's private folder `saves`."""
     hud = [sys.executable, "-I", "-m", "hud.cli", str(root), f"--role={grant.role}"]
     if grant.role == "reviewer":
         return hud
-    return [*hud, f"--as-user={grant.name}", f"--origin={origin}", f"--sign-key={host_key}"]
+    return [
+        *hud,
+        f"--as-user={grant.name}",
+        f"--origin={origin}",
+        f"--sign-key={host_key}",
+        f"--save-to={saves}",
+    ]
 
 
 def child_env(term: str | None, client: Mapping[str, str]) -> dict[str, str]:

@@ -41,6 +41,8 @@ class Settings:
     root: Path
     host_key: Path
     authorized_keys: Path
+    saves: Path
+    """The private folder (0700) where approvers' and operators' sessions save files."""
     max_sessions: int = 16
     idle_timeout: float = 30 * 60.0
     """Seconds without a key press before a connection is closed."""
@@ -268,7 +270,7 @@ class Session(asyncssh.SSHServerSession[bytes]):
         width, height, _, _ = chan.get_terminal_size()
         try:
             child = await Child.start(
-                child_argv(settings.root, self.grant, origin, settings.host_key),
+                child_argv(settings.root, self.grant, origin, settings.host_key, settings.saves),
                 child_env(chan.get_terminal_type(), chan.get_environment()),
                 (width, height),
                 self._send,

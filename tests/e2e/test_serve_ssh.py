@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import time
 import tomllib
@@ -323,3 +324,30 @@ def test_an_operator_edits_the_constraints(server: Served) -> None:
         client.process.terminate(force=True)
     after = (server.root / CONSTRAINTS).read_text()
     assert after != before and "# tightened by olga" in after
+
+
+def saved_files(tmp: Path) -> list[Path]:
+    """What sessions saved in the server's private folder (HOME is `tmp`)."""
+    return sorted((tmp / ".local/state/operator-hud/serve").glob("*/saved/*"))
+
+
+def test_exports_stay_private_and_reviewers_save_none(tmp_path: Path) -> None:
+    here = tmp_path / "cwd"
+    here.mkdir()
+    with served(tmp_path, cwd=here) as server:
+        for who in ("alice", "bob"):
+            client = login(server, who)
+            try:
+                open_beta(client)
+                assert ("Export" in client.text()) == (who == "bob")
+                press(client, "x")
+                if who == "bob":
+                    client.wait_for("handoff written to")
+                quit_hud(client, server)
+            finally:
+                client.process.terminate(force=True)
+            if who == "alice":
+                assert saved_files(tmp_path) == []
+    (saved,) = saved_files(tmp_path)
+    assert saved.name == "beta-handoff.md" and list(here.iterdir()) == []
+    assert stat.S_IMODE(saved.parent.stat().st_mode) == 0o700

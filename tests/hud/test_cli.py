@@ -31,6 +31,8 @@ def test_help_names_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None
     assert _exit_code(["--help"]) in (0, None)
     out = capsys.readouterr().out
     assert "usage: hud" in out and "--read-only" in out
+    assert "no export, no screenshot" in " ".join(out.split())  # read-only writes nothing
+    assert "--role" in out and "--save-to" not in out
     for name in commands.NAMES:
         assert f"  {name} " in out
 

@@ -8,9 +8,10 @@ where a press lands (app, screen, focus chain; hidden write bindings included),
 re-opening the screen whenever a key left it; the mission screen's own keys once, its
 tabs' keys on each tab. Keys bound nowhere it visited are pressed on the overview and
 a request. Quitting keys go last. Before and after, a snapshot of every file and
-folder under STATE_DIR: (path, kind, size, mtime_ns, sha256); they must be equal. What
-the HUD saves for its user (an export, a screenshot) never lands under STATE_DIR, even
-when HOME and the current folder are STATE_DIR.
+folder under STATE_DIR: (path, kind, size, mtime_ns, sha256); they must be equal, and
+nothing is saved anywhere else either (no export, no screenshot). What a writing HUD
+saves for its user never lands under STATE_DIR, even when HOME and the current folder
+are STATE_DIR.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ async def test_every_key_on_every_screen_writes_nothing(
     root = hostile_state
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)  # the handoff export key writes to the cwd, never STATE_DIR
+    monkeypatch.chdir(elsewhere)  # an export would go here: read-only saves nothing at all
     before = snapshot(root)
     app = make_app(root, read_only=True)
     assert app.writer is None and app.read_only
@@ -263,6 +264,7 @@ async def test_every_key_on_every_screen_writes_nothing(
     assert len(keys) >= 30
     changed = {k: (before.get(k), after.get(k)) for k in before.keys() | after.keys()}
     assert {k: v for k, v in changed.items() if v[0] != v[1]} == {}
+    assert list(elsewhere.iterdir()) == []
 
 
 def _tab_of(screen: Screen[Any]) -> str | None:
@@ -270,15 +272,44 @@ def _tab_of(screen: Screen[Any]) -> str | None:
     return tabs.first().active if tabs else None
 
 
-async def test_read_only_saves_nothing_under_state_dir_when_home_is_there(
+async def test_read_only_saves_nothing_anywhere(
     state_dir: Path,
     make_app: Callable[..., HudApp],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """HOME = STATE_DIR = the current folder (a reviewer's account): the handoff export
-    and a screenshot go to $TMPDIR; with every temp folder inside STATE_DIR too, nothing
-    is saved."""
+    """Read-only writes nothing at all: no export key in the footer, `x` and a screenshot
+    save no file, in the current folder or anywhere, and the palette offers none."""
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(tempfile, "tempdir", str(elsewhere))
+    app = make_app(state_dir, read_only=True)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        app.open_mission("beta")
+        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+        screen = app.screen
+        assert screen.check_action("export", ()) is False
+        shown = {binding.action for _, binding, _, _ in screen.active_bindings.values()}
+        assert "export" not in shown
+        await pilot.press("x")
+        app.deliver_screenshot()
+        titles = [command.title for command in app.get_system_commands(screen)]
+        assert "Screenshot" not in titles
+        await until(pilot, lambda: any("nothing is saved" in n.message for n in app._notifications))
+        await pilot.pause(0.3)
+    assert list(elsewhere.iterdir()) == []
+
+
+async def test_saves_nothing_under_state_dir_when_home_is_there(
+    state_dir: Path,
+    make_app: Callable[..., HudApp],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HOME = STATE_DIR = the current folder: the handoff export and a screenshot go to
+    $TMPDIR; with every temp folder inside STATE_DIR too, nothing is saved."""
     root = state_dir
     (root / "Downloads").mkdir()  # the download folder, as platformdirs finds it
     monkeypatch.setenv("HOME", str(root))
@@ -288,7 +319,7 @@ async def test_read_only_saves_nothing_under_state_dir_when_home_is_there(
     outside.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(outside))
     before = snapshot(root)
-    app = make_app(root, read_only=True)
+    app = make_app(root)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await until(pilot, lambda: app.scanned.is_set())
         app.open_mission("beta")
@@ -309,3 +340,50 @@ async def test_read_only_saves_nothing_under_state_dir_when_home_is_there(
         await pilot.pause(0.2)
     assert snapshot(root) == before
     assert sorted(p.suffix for p in outside.iterdir()) == [".md", ".svg"]
+
+
+async def test_the_screenshot_toast_says_where_in_plain_words(
+    state_dir: Path,
+    make_app: Callable[..., HudApp],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(state_dir)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        app.deliver_screenshot()
+        await until(pilot, lambda: any(tmp_path.glob("*.svg")))
+        await until(pilot, lambda: any("screenshot" in n.message for n in app._notifications))
+        (saved,) = tmp_path.glob("*.svg")
+        messages = [n.message for n in app._notifications]
+        assert f"screenshot saved to {saved}" in messages
+        assert not any("[$" in message for message in messages)
+
+
+async def test_a_served_session_saves_into_its_private_folder(
+    state_dir: Path,
+    make_app: Callable[..., HudApp],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cwd, private = tmp_path / "cwd", tmp_path / "private"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    saving.make_private(private)
+    for number in range(saving.MAX_SAVED):
+        (private / f"old-{number:02d}.md").write_text("old")
+        os.utime(private / f"old-{number:02d}.md", ns=(number * 10**9, number * 10**9))
+    app = make_app(state_dir, role="approver", saves=private)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        app.open_mission("beta")
+        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+        await pilot.press("x")
+        await until(pilot, lambda: (private / "beta-handoff.md").exists())
+        private.chmod(0o755)  # others may read it now: nothing more is saved
+        app.deliver_screenshot()
+        await until(pilot, lambda: any(saving.NOT_PRIVATE in n.message for n in app._notifications))
+    assert list(cwd.iterdir()) == []
+    assert len(list(private.iterdir())) == saving.MAX_SAVED  # the oldest made room
+    assert not (private / "old-00.md").exists() and (private / "old-01.md").exists()

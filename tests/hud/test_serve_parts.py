@@ -73,15 +73,18 @@ def test_an_unsafe_comment_names_the_fingerprint() -> None:
 
 
 def test_a_reviewer_child_holds_no_writer() -> None:
-    reviewer = child_argv(Path("/s"), Grant("reviewer", "SHA256:a", "alice"), "o", Path("/k"))
+    alice = Grant("reviewer", "SHA256:a", "alice")
+    reviewer = child_argv(Path("/s"), alice, "o", Path("/k"), Path("/v"))
     assert reviewer[1:4] == ["-I", "-m", "hud.cli"] and reviewer[-2:] == ["/s", "--role=reviewer"]
-    approver = child_argv(Path("/s"), Grant("approver", "SHA256:b", "-rf"), "from x", Path("/k"))
-    assert approver[-5:] == [
+    bob = Grant("approver", "SHA256:b", "-rf")
+    approver = child_argv(Path("/s"), bob, "from x", Path("/k"), Path("/v"))
+    assert approver[-6:] == [
         "/s",
         "--role=approver",
         "--as-user=-rf",
         "--origin=from x",
         "--sign-key=/k",
+        "--save-to=/v",
     ]
 
 
