@@ -166,8 +166,8 @@ async def _serve(settings: Settings, key: asyncssh.SSHKey, host: str, port: int)
     except OSError as error:
         return _fail(f"cannot listen on {host}:{port}: {error}")
     shown = f"[{host}]" if ":" in host else host
-    say(f"hud serve: listening on {shown}:{bound} (serving {settings.root})")
     say(f"hud serve: exports and screenshots of sessions go to {settings.saves}")
+    say(f"hud serve: listening on {shown}:{bound} (serving {settings.root})")
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
