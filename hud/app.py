@@ -100,7 +100,7 @@ class HudApp(SafeTitles, App[None]):
         self._open_when_indexed: tuple[str, str] | None = None
         """A mission opened from a preview row before the scan indexed it: (id, tab)."""
         self.role: Role = "reviewer" if read_only else role
-        """What this HUD may do (`hud.commands.Role`); `read_only` makes it a reviewer."""
+        """What this HUD may do (`hud.roles.Role`); `read_only` makes it a reviewer."""
         self.writer: HumanWriter | None = None
         """The only writer the HUD holds (an operator's); None for a reviewer and an
         approver, so nothing but a decision can be written."""
@@ -410,7 +410,10 @@ class HudApp(SafeTitles, App[None]):
         if self.read_only:
             return "read-only: nothing is saved"
         if self.saves is not None:
-            private = saving.private_folder(self.saves, self.root)
+            try:
+                private = saving.private_folder(self.saves, self.root)
+            except OSError as exc:
+                return f"nothing saved: {exc}"
             return private if private is not None else f"nothing saved: {saving.NOT_PRIVATE}"
         folder = saving.export_folder(self.root)
         return folder if folder is not None else f"nothing saved: {saving.NOWHERE}"
