@@ -296,6 +296,7 @@ def test_an_approver_cannot_touch_the_constraints(server: Served) -> None:
         argv, _ = hud_process(server)
         assert "--role=approver" in argv
         open_beta(client)
+        client.wait_for("History")  # the footer is drawn
         assert "Edit constraints" not in client.text() and "Edit intent" not in client.text()
         press(client, "E", "e", "b")
         client.pump(0.5)
@@ -339,6 +340,7 @@ def test_exports_stay_private_and_reviewers_save_none(tmp_path: Path) -> None:
             client = login(server, who)
             try:
                 open_beta(client)
+                client.wait_for("History")  # the footer is drawn
                 assert ("Export" in client.text()) == (who == "bob")
                 press(client, "x")
                 if who == "bob":
