@@ -63,7 +63,12 @@ def build(parser: argparse.ArgumentParser) -> None:
         help=f"the server's key, made if absent (default {home / 'ssh_host_ed25519_key'})",
     )
     parser.add_argument(
-        "--max-sessions", type=int, default=16, metavar="N", help="connections at once (default 16)"
+        "--max-sessions",
+        type=int,
+        default=16,
+        metavar="N",
+        help="logged-in sessions at once (default 16); connections not logged in yet have "
+        "limits of their own (docs/ssh-reviewers.md)",
     )
     parser.add_argument(
         "--idle-timeout",

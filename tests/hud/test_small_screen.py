@@ -135,9 +135,11 @@ async def test_edit_intent_in_the_app_editor(live: Path, monkeypatch: pytest.Mon
     assert "seen from the HUD" not in progress.read_text()  # no progress entry written
 
 
-async def test_read_only_hides_editing(live: Path) -> None:
+@pytest.mark.parametrize("role", ["reviewer", "approver"])
+async def test_read_only_hides_editing(live: Path, role: str) -> None:
+    """A reviewer edits nothing, and neither does an approver (who only decides)."""
     before = hashlib.sha256((live / ".small" / "intent.small.yml").read_bytes()).hexdigest()
-    app = make(live, read_only=True)
+    app = make(live, role=role)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_small(app, pilot)
         assert screen.check_action("edit_intent", ()) is False
