@@ -12,7 +12,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from store.derive import Budget, Limit
+from store.derive import MIN_RATE_SECONDS, Budget, Limit
 from store.text import duration
 from widgets.gauge import percent_bar
 from widgets.status import theme_style
@@ -113,10 +113,15 @@ def limit_lines(
         second.append("✗ exhausted", style=alert)
         return [first, second]
     if name == "time":
-        second.append("elapsed since the first event", style="dim")
-    elif limit.per_hour is None:
-        second.append("burn rate unknown yet: too little usage history", style="dim")
-    elif limit.per_hour <= 0:
+        if limit.exhausted_at is None:
+            second.append("elapsed until the halt: the clock stopped", style="dim")
+            return [first, second]
+        second.append("elapsed since the first event · ends ", style="dim")
+        second.append(f"{short_moment(limit.exhausted_at, now)} ({until(limit.exhausted_at, now)})")
+        return [first, second]
+    if limit.per_hour is None:  # said once, above the gauges (`budget_text`)
+        return [first]
+    if limit.per_hour <= 0:
         second.append("burn 0/h: nothing spent lately", style="dim")
     else:
         second.append(f"burn {rate(name, limit.per_hour)}")
@@ -159,23 +164,22 @@ def budget_text(
                 style=alert,
             )
         )
-    elif budget.exhausted_before_deadline and budget.deadline is not None:
-        first = min(
-            (
-                lim
-                for lim in budget.limits
-                if lim.exhausted_at is not None and lim.exhausted_at < budget.deadline
-            ),
-            key=lambda lim: lim.exhausted_at or now,
-        )
+    elif (first := budget.first_out) is not None and first.exhausted_at is not None:
         warning = Text("⚠ projected to run out before the deadline: ", style=alert)
         warning.append(f"{first.name} at {moment(first.exhausted_at, seconds=False)}", style=alert)
         parts.append(warning)
-    elif budget.deadline is not None and budget.limits:
-        if any(lim.per_hour is not None for lim in budget.limits if lim.name != "time"):
+    elif budget.deadline is not None and not budget.rate_unknown:
+        rated = [lim for lim in budget.limits if lim.projected]
+        if rated and all(lim.used < lim.limit for lim in rated):
             parts.append(Text("✓ no limit is projected to run out before the deadline", "dim"))
-        else:
-            parts.append(Text("no projection yet: too little usage history", style="dim"))
+    if budget.rate_unknown:
+        parts.append(
+            Text(
+                "burn rate unknown yet: too little usage history "
+                f"(needs {duration(MIN_RATE_SECONDS)})",
+                style="dim",
+            )
+        )
     parts.append(Text())
     if not budget.limits:
         parts.append(Text("No budget limits: constraints.toml has no [budget].", style="dim"))
