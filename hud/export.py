@@ -18,7 +18,7 @@ from store.layout import Kind
 from store.load import LogReader
 from store.mission import MissionState
 from store.records import Evidence, Settings
-from store.text import safe_str
+from store.text import amount, safe_str
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
 
@@ -26,16 +26,6 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
 def md(text: str) -> str:
     """Agent text as inert Markdown: no links, images, HTML, emphasis or headings."""
     return _MARKDOWN.sub(lambda m: "\\" + m.group(0), safe_str(text))
-
-
-def amount(name: str, value: float) -> str:
-    """A budget figure in its unit: $1.50, 12,000 tokens, 3 steps, 1h 05m."""
-    if name == "usd":
-        return f"${value:,.2f}"
-    if name == "time":
-        minutes = int(value // 60)
-        return f"{minutes // 60}h {minutes % 60:02d}m"
-    return f"{value:,.0f}"
 
 
 def _when(moment: datetime | None) -> str:

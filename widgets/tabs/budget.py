@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from store.derive import MIN_RATE_SECONDS, Budget, Limit
-from store.text import duration
+from store.text import amount, duration, rate
 from widgets.gauge import percent_bar
 from widgets.status import theme_style
 from widgets.tabs.common import (
@@ -30,21 +30,6 @@ if TYPE_CHECKING:
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_WIDTH = 7
-
-
-def amount(name: str, value: float) -> str:
-    """A used or limit figure in the limit's unit."""
-    if name == "usd":
-        return f"${value:,.2f}"
-    if name == "time":
-        return duration(value)
-    return f"{value:,.0f}"
-
-
-def rate(name: str, per_hour: float) -> str:
-    if name == "usd":
-        return f"${per_hour:,.2f}/h"
-    return f"{per_hour:,.0f}/h"
 
 
 def until(when: datetime, now: datetime) -> str:
