@@ -61,6 +61,7 @@ def test_decide_takes_mission_and_request_apart_too(root: Path, capsys: Capture)
     args = ("decide", str(root), "beta_2", "drop-old.rows_1", "reject", "--reason", "no")
     code, out, err = run(capsys, *args)
     assert code == 0, err
+    assert "rejected beta_2/drop-old.rows_1" in out
 
 
 def test_an_unsafe_id_is_about_what_was_typed(root: Path, capsys: Capture) -> None:
