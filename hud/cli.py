@@ -22,7 +22,6 @@ def _app_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "dir",
         nargs="?",
-        type=Path,
         help="state directory (default: $HUD_STATE_DIR, else the current directory)",
     )
     parser.add_argument("--read-only", action="store_true", help="never write anything")
@@ -76,8 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         build(parser)
         return run(parser.parse_args(args[1:]))
     options = _app_parser().parse_args(args)
+    given: str | None = options.dir  # as typed: Path("./x") would read "x"
+    if given is not None and not Path(given).exists():
+        unknown = commands.unknown(given)
+        if unknown is not None:
+            say(f"hud: {unknown}", err=True)
+            return 2
     return commands.run_app(
-        default_dir(options.dir),
+        default_dir(Path(given) if given is not None else None),
         read_only=options.read_only,
         theme=options.theme,
         identity=(options.as_user, options.origin),
