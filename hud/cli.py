@@ -61,7 +61,34 @@ def default_dir(given: Path | None) -> Path:
     return Path(os.environ.get("HUD_STATE_DIR") or ".")
 
 
+EXIT_CLOSED_PIPE = 141
+"""Exit code when stdout was closed early (`hud check DIR | head -1`): 128 + SIGPIPE,
+what a shell reports for a program a closed pipe ends, so `set -o pipefail` sees it."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run `hud ARGS`; every command ends quietly (no traceback) when stdout closes."""
+    try:
+        try:
+            return _main(argv)
+        finally:  # what is still buffered is written now, not at exit where none catches it
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_CLOSED_PIPE
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a file (a test's capture): nothing to flush at exit
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["agent"]:  # the agents' side: loaded only here, never by the HUD
         from agentside.cli import main as agent_main
