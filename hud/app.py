@@ -332,9 +332,19 @@ class HudApp(SafeTitles, App[None]):
         )
 
     def _needs_you(self, summary: MissionSummary) -> None:
-        """A toast when a mission starts needing a human."""
-        message = f"{summary.id} needs you: {summary.title}"
-        self.notify(message, title="needs you", severity="warning")
+        """A toast when a mission starts needing a human, if it still does once the
+        changes around it settle (`hud.approvals.SETTLE`: a request stale at once is no news)."""
+        from hud.approvals import SETTLE
+
+        self.set_timer(SETTLE, partial(self._still_needs_you, summary.id))
+
+    def _still_needs_you(self, mission_id: str) -> None:
+        from store.row import MissionStatus
+
+        summary = self.summaries.get(mission_id)
+        if summary is not None and summary.status is MissionStatus.NEEDS_YOU:
+            message = f"{summary.id} needs you: {summary.title}"
+            self.notify(message, title="needs you", severity="warning")
 
     def _tick(self) -> None:
         """Time passes: stale missions and expired requests change without a file change."""

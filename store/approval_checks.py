@@ -651,6 +651,12 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
     )
 
 
+def queued(mission: MissionState, request_id: str, now: datetime) -> bool:
+    """Whether the request is in the approval queue (pending): the one predicate the
+    queue, its count and its notifications share."""
+    return request_status(mission, request_id, now) is RequestStatus.PENDING
+
+
 def approval_queue(
     workspace: Workspace, now: datetime, *, everything: bool = False
 ) -> list[QueueItem]:
@@ -709,11 +715,7 @@ class PendingIndex:
         for mission_id in sorted(ids):
             mission = workspace.missions.get(mission_id)
             current = (
-                frozenset(
-                    r
-                    for r in mission.requests
-                    if request_status(mission, r, now) is RequestStatus.PENDING
-                )
+                frozenset(r for r in mission.requests if queued(mission, r, now))
                 if mission is not None
                 else frozenset()
             )
