@@ -88,6 +88,17 @@ def _discard_stdout() -> None:
         pass
 
 
+def _unknown(word: str | None) -> bool:
+    """True (having said so) when `word`, given where a directory may be, is neither an
+    existing path nor a subcommand, but reads as a command (`commands.unknown`)."""
+    if word is None or Path(word).exists():
+        return False
+    unknown = commands.unknown(word)
+    if unknown is not None:
+        say(f"hud: {unknown}", err=True)
+    return unknown is not None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["agent"]:  # the agents' side: loaded only here, never by the HUD
@@ -101,13 +112,13 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         build(parser)
         return run(parser.parse_args(args[1:]))
+    first = args[0] if args and not args[0].startswith("-") else None
+    if _unknown(first):  # before parsing: `hud revew DIR` is a typo, not two directories
+        return 2
     options = _app_parser().parse_args(args)
     given: str | None = options.dir  # as typed: Path("./x") would read "x"
-    if given is not None and not Path(given).exists():
-        unknown = commands.unknown(given)
-        if unknown is not None:
-            say(f"hud: {unknown}", err=True)
-            return 2
+    if _unknown(given):
+        return 2
     return commands.run_app(
         default_dir(Path(given) if given is not None else None),
         read_only=options.read_only,

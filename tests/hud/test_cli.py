@@ -57,6 +57,8 @@ def test_an_unknown_command_is_said_so(
     assert "no such directory" not in err
     assert main(["chek"]) == 2
     assert "did you mean 'check'?" in capsys.readouterr().err
+    assert main(["revew", str(tmp_path)]) == 2  # a typo before DIR: not a usage error
+    assert "did you mean 'review'?" in capsys.readouterr().err
     assert main(["./bogus"]) == 2  # a path: the directory is missing
     err = capsys.readouterr().err
     assert "no such directory" in err and "unknown command" not in err
