@@ -369,6 +369,26 @@ async def test_execution_follow_appends_and_sticks_to_bottom() -> None:
         assert not view.following
 
 
+async def test_execution_marks_the_lines_the_chain_no_longer_vouches_for() -> None:
+    """The chain breaks at seq 3 (line 2 no longer chains): lines 2 on are marked ✗."""
+    view = ExecutionView()
+    app = Host(view)
+    async with app.run_test(size=(120, 24)) as pilot:
+        lines = [(n, event(n, "heartbeat")) for n in range(1, 5)]
+        view.show(lines, total=4)
+        await pilot.pause()
+        assert view.table.cells_of("2")[0].plain == "2"
+        view.show([], total=4, chain_broken_at=3, unverified_from=2)
+        await pilot.pause()
+        assert [view.table.cells_of(str(n))[0].plain for n in range(1, 5)] == [
+            "1",
+            "✗2",
+            "✗3",
+            "✗4",
+        ]
+        assert "✗ chain broken at seq 3: lines 2 on unverified" in screen_text(app)
+
+
 async def test_execution_filters_cycle_step_and_type() -> None:
     view = ExecutionView()
     app = Host(view)
