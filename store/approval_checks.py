@@ -651,10 +651,14 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
     )
 
 
+QUEUED = RequestStatus.PENDING
+"""The status of the requests the approval queue shows."""
+
+
 def queued(mission: MissionState, request_id: str, now: datetime) -> bool:
-    """Whether the request is in the approval queue (pending): the one predicate the
-    queue, its count and its notifications share."""
-    return request_status(mission, request_id, now) is RequestStatus.PENDING
+    """Whether the request is in the approval queue: the one predicate the queue
+    (`approval_queue`), its count and its notifications share."""
+    return request_status(mission, request_id, now) is QUEUED
 
 
 def approval_queue(
@@ -668,7 +672,7 @@ def approval_queue(
     ]
     items += ask_items(workspace)
     if not everything:
-        items = [item for item in items if item.status is RequestStatus.PENDING]
+        items = [item for item in items if item.status is QUEUED]  # `queued`'s status
     items.sort(key=QueueItem.sort_key)
     return items
 
