@@ -6,8 +6,9 @@ changes a step with effects), does not load, holds hidden characters, does not m
 plan step or its mission's tool rules is refused (fail closed); a rejection needs a
 reason. MISSION REQUEST may also be given as one MISSION/REQUEST, as `hud approvals`
 prints it. As the HUD asks for a confirmation, approving an external_write needs `--yes`
-and approving an irreversible action `--confirm-tool TOOL`. `--digest` binds the decision to the request
-you reviewed (from `hud approvals --json`): it is refused if the request changed since.
+and approving an irreversible action `--confirm-tool TOOL`. `--digest` binds the decision
+to the request you reviewed (from `hud approvals --json`): it is refused if the request
+changed since.
 `--sign-key PATH` signs the decision (SSHSIG, namespace operator-hud-approval@v1): a
 private key file, or a `.pub` whose private key ssh-agent holds (SSH_AUTH_SOCK).
 `--print-payload` writes the bytes the decision on disk signs (no decision argument) to
