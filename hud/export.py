@@ -47,22 +47,30 @@ class CitedEvidence:
         relpath = mission.evidence.relpath if mission.evidence else None
         return cls(mission.root, relpath, frozenset(handoff.verified if handoff else ()))
 
-    def read(self) -> dict[str, Evidence]:
-        """The cited records, streamed from the log (never held whole); reads a file."""
+    def read(self) -> dict[str, Evidence | None]:
+        """The cited records, streamed from the log (never held whole); reads a file.
+        None for one the hash chain no longer vouches for (`LogReader.vouches_for`)."""
         if self.relpath is None or not self.ids:
             return {}
-        found: dict[str, Evidence] = {}
+        found: dict[str, tuple[Evidence, int]] = {}
 
-        def keep(item: Any, _line: int) -> None:
+        def keep(item: Any, line: int) -> None:
             if item.id in self.ids:
-                found[item.id] = item
+                found[item.id] = item, line
 
-        LogReader(self.root, self.relpath, Kind.EVIDENCE, keep).poll()
-        return found
+        reader = LogReader(self.root, self.relpath, Kind.EVIDENCE, keep)
+        reader.poll()
+        return {
+            cited: item if reader.vouches_for(line) else None
+            for cited, (item, line) in found.items()
+        }
 
 
 def handoff_markdown(
-    mission: MissionState, now: datetime, settings: Settings, evidence: Mapping[str, Evidence]
+    mission: MissionState,
+    now: datetime,
+    settings: Settings,
+    evidence: Mapping[str, Evidence | None],
 ) -> str:
     """The whole export: resume point, verified evidence (`CitedEvidence.read()`),
     blockers, plan and requests."""
@@ -87,8 +95,13 @@ def handoff_markdown(
         out += ["", "## Verified", ""]
         for evidence_id in handoff.verified:
             item = evidence.get(evidence_id)
-            if item is None:
+            if evidence_id not in evidence:
                 out.append(f"- {md(evidence_id)}: **not found in evidence.jsonl**")
+            elif item is None:
+                out.append(
+                    f"- {md(evidence_id)}: **unverified**: the hash chain of evidence.jsonl "
+                    "breaks at or after it (`hud check`)"
+                )
             else:
                 out.append(
                     f"- {md(evidence_id)} ({item.verdict}, step {md(item.step)}): "

@@ -353,3 +353,19 @@ async def test_an_altered_evidence_line_never_shows_a_pass(
         assert "0 pass" in shown and "2 unverified" in shown
         await show_tab(pilot, app, "6", "Copied half the rows.")
         assert "✓ pass ev-1" not in screen_text(app)  # the handoff cites it: unverified now
+
+
+def test_the_handoff_export_does_not_cite_an_altered_line_as_verified(
+    agent_dir: tuple[Path, AgentWriter], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hud.cli import main
+
+    root, agent = agent_dir
+    agent.evidence("s2", "rows copied", "count(*)", "half the rows are there")
+    assert main(["handoff", str(root), "alpha"]) == 0
+    assert "- ev-1 (pass, step s1): dump written" in capsys.readouterr().out
+    change_one_byte_of_line_1(root / "missions/alpha/evidence.jsonl")
+    assert main(["handoff", str(root), "alpha"]) == 0
+    out = capsys.readouterr().out
+    assert "- ev-1: **unverified**: the hash chain of evidence.jsonl breaks" in out
+    assert "(pass, step s1)" not in out
