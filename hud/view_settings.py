@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import tomllib
 from pathlib import Path
@@ -32,8 +33,11 @@ def path() -> Path:
 
 def load() -> View:
     """The settings the file holds (only the known ones, of their types); {} without one."""
-    try:
-        with path().open("rb") as handle:
+    try:  # non-blocking, a regular file only: a FIFO put there cannot stall the start
+        descriptor = os.open(path(), os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return {}
             data = tomllib.loads(handle.read(MAX_BYTES + 1).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}

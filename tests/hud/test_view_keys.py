@@ -5,6 +5,7 @@ toggle come back at the next start (`hud.view_settings`, the user's config folde
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -194,4 +195,7 @@ async def test_read_only_remembers_nothing_and_a_bad_file_is_ignored(
     view_settings.path().write_bytes(b"theme = [\x00 not toml")
     assert view_settings.load() == {}
     view_settings.path().write_text('theme = 3\napprovals_all = "yes"\n')
+    assert view_settings.load() == {}
+    view_settings.path().unlink()
+    os.mkfifo(view_settings.path())  # nobody writes it: a blocking open would hang
     assert view_settings.load() == {}
