@@ -10,7 +10,6 @@ a value of the wrong type) counts as empty, so a bad file can never stop the HUD
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import tempfile
@@ -18,6 +17,7 @@ import tomllib
 from pathlib import Path
 
 import platformdirs
+import tomli_w
 
 MAX_BYTES = 4096
 """The file is a few lines; more is not ours, and is ignored."""
@@ -52,8 +52,7 @@ def save(view: View) -> bool:
     """Write `view` as the file, atomically (a temporary file renamed over it); False
     when it cannot be written (the view still changed; only the memory of it fails)."""
     target = path()
-    # TOML reads a JSON string, true and false as the same values
-    text = "".join(f"{name} = {json.dumps(value)}\n" for name, value in sorted(view.items()))
+    text = tomli_w.dumps(dict(sorted(view.items())))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".view-")
