@@ -1,23 +1,32 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# `make demo` installs the runtime only; `make test` adds the test extras (linters, pytest).
+# Each install says one line; pip's own output goes to $(LOG), its tail shown on failure.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
+LOG := $(VENV)/install.log
 
 .PHONY: demo test bench fuzz lint clean
 
+# $(call pip,WHAT,ARGS): pip install ARGS quietly into $(LOG); on failure, its tail.
+pip = @echo "Installing $(1) into $(VENV) (about a minute the first time; log: $(LOG))"; \
+	$(BIN)/python -m pip install $(2) >>$(LOG) 2>&1 || { \
+	tail -n 20 $(LOG); echo "make: installing $(1) failed; the whole log: $(LOG)" >&2; exit 1; }
+
 $(BIN)/python:
-	@echo "Installing Operator HUD into $(VENV) (first run, about a minute)..."
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(PY) -m venv $(VENV)
 
-# pip shows its progress on a first install in a terminal; a log or a reinstall stays quiet.
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(call pip,Operator HUD,-e .)
+	@touch $(RUNTIME)
+
 $(STAMP): pyproject.toml | $(BIN)/python
-	@quiet=--quiet; [ -t 1 ] && [ ! -e $(STAMP) ] && quiet=; \
-	$(BIN)/python -m pip install $$quiet -e '.[test]'
-	touch $(STAMP)
+	$(call pip,Operator HUD with its test extras,-e '.[test]')
+	@touch $(STAMP) $(RUNTIME)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(BIN)/hud demo
 
 lint: $(STAMP)

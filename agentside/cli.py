@@ -25,7 +25,7 @@ EPILOG = """exit codes:
   2  cannot run (usage, no such directory or mission, unreadable input)
   3  expired, or no decision before --wait ran out: default deny
 
-An agent writes only .json / .jsonl through store.agent; never a .toml."""
+An agent writes only .json / .jsonl, through these commands; never a .toml."""
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.signal import Signal
 
-from hud import saving
+from hud import saving, view_settings
 from hud.display import SafeTitles, plain
 from hud.driver import HeldBackDriver
 from hud.live import Live
@@ -69,6 +69,7 @@ class HudApp(SafeTitles, App[None]):
         Binding("question_mark", "help", "Help", id="help"),
         Binding("exclamation_mark", "problems", "Problems", id="problems"),
         Binding("a", "approvals", "Approvals", id="approvals"),
+        Binding("M", "metrics", "Metrics", show=False, id="metrics"),
         Binding("ctrl+t", "next_theme", "Theme", show=False, id="next_theme"),
     ]
 
@@ -114,7 +115,17 @@ class HudApp(SafeTitles, App[None]):
         self.identity = identity
         """Who decides and from where (`hud serve`); None: the local user, ssh client or tty."""
         self.live = live
-        self.requested_theme = theme
+        self.view = view_settings.load()
+        """The user's view settings (`hud.view_settings`), kept current by `remember`."""
+        self.remembers = (
+            not read_only
+            and identity == (None, None)
+            and not view_settings.path().absolute().is_relative_to(self.root)
+        )
+        """Whether view changes are saved: never in read-only or served sessions, nor
+        into the state directory (a HOME inside it)."""
+        remembered = self.view.get("theme")
+        self.requested_theme = theme or (remembered if isinstance(remembered, str) else None)
         register_themes(self)  # and pick the theme before mount: the first frame styles once
         self.theme = self._theme_name(self.requested_theme or DEFAULT_THEME)
         if self.requested_theme:
@@ -362,9 +373,19 @@ class HudApp(SafeTitles, App[None]):
         )
 
     def _needs_you(self, summary: MissionSummary) -> None:
-        """A toast when a mission starts needing a human."""
-        message = f"{summary.id} needs you: {summary.title}"
-        self.notify(message, title="needs you", severity="warning")
+        """A toast when a mission starts needing a human, if it still does once the
+        changes around it settle (`hud.approvals.SETTLE`: a request stale at once is no news)."""
+        from hud.approvals import SETTLE
+
+        self.set_timer(SETTLE, partial(self._still_needs_you, summary.id))
+
+    def _still_needs_you(self, mission_id: str) -> None:
+        from store.row import MissionStatus
+
+        summary = self.summaries.get(mission_id)
+        if summary is not None and summary.status is MissionStatus.NEEDS_YOU:
+            message = f"{summary.id} needs you: {summary.title}"
+            self.notify(message, title="needs you", severity="warning")
 
     def _tick(self) -> None:
         """Time passes: stale missions and expired requests change without a file change."""
@@ -469,8 +490,21 @@ class HudApp(SafeTitles, App[None]):
 
         names = list(THEMES)
         current = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(current + 1) % len(names)]
+        self.choose_theme(names[(current + 1) % len(names)])
         self.notify(f"theme: {self.theme}", timeout=2)
+
+    def choose_theme(self, name: str) -> None:
+        """The user picks a theme: shown now, remembered for the next start."""
+        self.theme = name
+        self.remember(theme=self.theme)
+
+    def remember(self, **changes: str | bool) -> None:
+        """A view setting the user changed: kept for this session, and saved in the
+        user's file (`hud.view_settings`, off the event loop) unless read-only or served."""
+        self.view.update(changes)
+        if self.remembers:
+            view = dict(self.view)
+            self.run_worker(partial(view_settings.save, view), thread=True, group="view")
 
     def action_metrics(self) -> None:
         from hud.screens.metrics import MetricsScreen

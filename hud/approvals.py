@@ -1,5 +1,9 @@
 """The app's watch on approval requests: a toast (and the bell) when one arrives.
 
+A request is announced only while the queue shows it: a new one waits `SETTLE` seconds
+(an agent may write a newer plan or a decision just after it, and a change may be folded
+in steps) and is announced then only if still queued (`store.approval_checks.queued`).
+
 `ApprovalFeed.update(touched)` runs on every workspace change, for the missions
 touched only. It also remembers each decided request while its decision is current
 (`SeenRequests`), so a request that changes after its decision can be shown as a
@@ -10,13 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from store.approval_checks import PendingIndex, SeenRequests
+from store.approval_checks import PendingIndex, SeenRequests, queued
 from widgets.keys import key_of
 
 if TYPE_CHECKING:
     from hud.app import HudApp
 
 MAX_TOASTS = 3
+SETTLE = 0.5
+"""Seconds a new request waits before it is announced, if the queue still shows it."""
 
 
 class ApprovalFeed:
@@ -26,6 +32,8 @@ class ApprovalFeed:
         self.app = app
         self.pending = PendingIndex()
         self.seen = SeenRequests()
+        self.heard: list[tuple[str, str]] = []
+        """New requests waiting for `SETTLE` before they are announced."""
 
     def update(self, touched: set[str] | None) -> None:
         workspace = self.app.workspace
@@ -36,6 +44,23 @@ class ApprovalFeed:
                 self.seen.observe(mission)
         new = self.pending.update(workspace, touched, workspace.clock())
         if new and self.app.scanned.is_set():  # what the first scan finds is not news
+            if not self.heard:
+                self.app.set_timer(SETTLE, self.settled)
+            self.heard.extend(pair for pair in new if pair not in self.heard)
+
+    def settled(self) -> None:
+        """Announce what is still in the queue of the requests heard of."""
+        heard, self.heard = self.heard, []
+        workspace = self.app.workspace
+        now = workspace.clock()
+        new = [
+            (mission_id, request_id)
+            for mission_id, request_id in heard
+            if (mission := workspace.missions.get(mission_id)) is not None
+            and request_id in mission.requests
+            and queued(mission, request_id, now)
+        ]
+        if new:
             self.announce(new)
 
     def announce(self, new: list[tuple[str, str]]) -> None:

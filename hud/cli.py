@@ -23,7 +23,6 @@ def _app_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "dir",
         nargs="?",
-        type=Path,
         help="state directory (default: $HUD_STATE_DIR, else the current directory)",
     )
     parser.add_argument(
@@ -75,7 +74,45 @@ def default_dir(given: Path | None) -> Path:
     return Path(os.environ.get("HUD_STATE_DIR") or ".")
 
 
+EXIT_CLOSED_PIPE = 141
+"""Exit code when stdout was closed early (`hud check DIR | head -1`): 128 + SIGPIPE,
+what a shell reports for a program a closed pipe ends, so `set -o pipefail` sees it."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run `hud ARGS`; every command ends quietly (no traceback) when stdout closes."""
+    try:
+        try:
+            return _main(argv)
+        finally:  # what is still buffered is written now, not at exit where none catches it
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_CLOSED_PIPE
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a file (a test's capture): nothing to flush at exit
+        pass
+
+
+def _unknown(word: str | None) -> bool:
+    """True (having said so) when `word`, given where a directory may be, is neither an
+    existing path nor a subcommand, but reads as a command (`commands.unknown`)."""
+    if word is None or Path(word).exists():
+        return False
+    unknown = commands.unknown(word)
+    if unknown is not None:
+        say(f"hud: {unknown}", err=True)
+    return unknown is not None
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["agent"]:  # the agents' side: loaded only here, never by the HUD
         from agentside.cli import main as agent_main
@@ -88,9 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         build(parser)
         return run(parser.parse_args(args[1:]))
+    first = args[0] if args and not args[0].startswith("-") else None
+    if _unknown(first):  # before parsing: `hud revew DIR` is a typo, not two directories
+        return 2
     options = _app_parser().parse_args(args)
+    given: str | None = options.dir  # as typed: Path("./x") would read "x"
+    if _unknown(given):
+        return 2
     return commands.run_app(
-        default_dir(options.dir),
+        default_dir(Path(given) if given is not None else None),
         read_only=options.read_only,
         theme=options.theme,
         identity=(options.as_user, options.origin),

@@ -18,7 +18,7 @@ from store.layout import Kind
 from store.load import LogReader
 from store.mission import MissionState
 from store.records import Evidence, Settings
-from store.text import safe_str
+from store.text import amount, safe_str
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
 
@@ -26,16 +26,6 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
 def md(text: str) -> str:
     """Agent text as inert Markdown: no links, images, HTML, emphasis or headings."""
     return _MARKDOWN.sub(lambda m: "\\" + m.group(0), safe_str(text))
-
-
-def amount(name: str, value: float) -> str:
-    """A budget figure in its unit: $1.50, 12,000 tokens, 3 steps, 1h 05m."""
-    if name == "usd":
-        return f"${value:,.2f}"
-    if name == "time":
-        minutes = int(value // 60)
-        return f"{minutes // 60}h {minutes % 60:02d}m"
-    return f"{value:,.0f}"
 
 
 def _when(moment: datetime | None) -> str:
@@ -57,22 +47,30 @@ class CitedEvidence:
         relpath = mission.evidence.relpath if mission.evidence else None
         return cls(mission.root, relpath, frozenset(handoff.verified if handoff else ()))
 
-    def read(self) -> dict[str, Evidence]:
-        """The cited records, streamed from the log (never held whole); reads a file."""
+    def read(self) -> dict[str, Evidence | None]:
+        """The cited records, streamed from the log (never held whole); reads a file.
+        None for one the hash chain no longer vouches for (`LogReader.vouches_for`)."""
         if self.relpath is None or not self.ids:
             return {}
-        found: dict[str, Evidence] = {}
+        found: dict[str, tuple[Evidence, int]] = {}
 
-        def keep(item: Any, _line: int) -> None:
+        def keep(item: Any, line: int) -> None:
             if item.id in self.ids:
-                found[item.id] = item
+                found[item.id] = item, line
 
-        LogReader(self.root, self.relpath, Kind.EVIDENCE, keep).poll()
-        return found
+        reader = LogReader(self.root, self.relpath, Kind.EVIDENCE, keep)
+        reader.poll()
+        return {
+            cited: item if reader.vouches_for(line) else None
+            for cited, (item, line) in found.items()
+        }
 
 
 def handoff_markdown(
-    mission: MissionState, now: datetime, settings: Settings, evidence: Mapping[str, Evidence]
+    mission: MissionState,
+    now: datetime,
+    settings: Settings,
+    evidence: Mapping[str, Evidence | None],
 ) -> str:
     """The whole export: resume point, verified evidence (`CitedEvidence.read()`),
     blockers, plan and requests."""
@@ -97,8 +95,13 @@ def handoff_markdown(
         out += ["", "## Verified", ""]
         for evidence_id in handoff.verified:
             item = evidence.get(evidence_id)
-            if item is None:
+            if evidence_id not in evidence:
                 out.append(f"- {md(evidence_id)}: **not found in evidence.jsonl**")
+            elif item is None:
+                out.append(
+                    f"- {md(evidence_id)}: **unverified**: the hash chain of evidence.jsonl "
+                    "breaks at or after it (`hud check`)"
+                )
             else:
                 out.append(
                     f"- {md(evidence_id)} ({item.verdict}, step {md(item.step)}): "

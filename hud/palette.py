@@ -28,9 +28,7 @@ class HudCommands(Provider):
         ]
         for name in sorted(app.available_themes):
             if name.startswith("hud-"):
-                commands.append(
-                    (f"Theme: {name}", partial(setattr, app, "theme", name), "switch theme")
-                )
+                commands.append((f"Theme: {name}", partial(app.choose_theme, name), "switch theme"))
         for summary in sorted(app.summaries.values(), key=lambda s: s.sort_key()):
             commands.append(
                 (

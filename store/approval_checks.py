@@ -651,6 +651,16 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
     )
 
 
+QUEUED = RequestStatus.PENDING
+"""The status of the requests the approval queue shows."""
+
+
+def queued(mission: MissionState, request_id: str, now: datetime) -> bool:
+    """Whether the request is in the approval queue: the one predicate the queue
+    (`approval_queue`), its count and its notifications share."""
+    return request_status(mission, request_id, now) is QUEUED
+
+
 def approval_queue(
     workspace: Workspace, now: datetime, *, everything: bool = False
 ) -> list[QueueItem]:
@@ -662,7 +672,7 @@ def approval_queue(
     ]
     items += ask_items(workspace)
     if not everything:
-        items = [item for item in items if item.status is RequestStatus.PENDING]
+        items = [item for item in items if item.status is QUEUED]  # `queued`'s status
     items.sort(key=QueueItem.sort_key)
     return items
 
@@ -709,11 +719,7 @@ class PendingIndex:
         for mission_id in sorted(ids):
             mission = workspace.missions.get(mission_id)
             current = (
-                frozenset(
-                    r
-                    for r in mission.requests
-                    if request_status(mission, r, now) is RequestStatus.PENDING
-                )
+                frozenset(r for r in mission.requests if queued(mission, r, now))
                 if mission is not None
                 else frozenset()
             )

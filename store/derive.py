@@ -163,6 +163,12 @@ class Limit:
     def fraction(self) -> float:
         return self.used / self.limit if self.limit > 0 else float("inf")
 
+    @property
+    def projected(self) -> bool:
+        """Whether `exhausted_at` is a projection from a burn rate: the time limit's end
+        is a fixed moment (the first event plus the wall-clock budget), not a forecast."""
+        return self.name != "time"
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -175,11 +181,30 @@ class Budget:
 
     @property
     def exhausted_before_deadline(self) -> bool:
-        """True when some limit is projected to run out before the deadline."""
+        """True when some limit is projected, from its burn rate, to run out before the
+        deadline (a wall-clock budget that ends first is the mission's own cap, not a
+        projection)."""
+        return self.first_out is not None
+
+    @property
+    def first_out(self) -> Limit | None:
+        """The limit projected to run out first before the deadline, if any."""
         if self.deadline is None:
-            return False
+            return None
+        early = [
+            (limit.exhausted_at, index, limit)
+            for index, limit in enumerate(self.limits)
+            if limit.projected
+            and limit.exhausted_at is not None
+            and limit.exhausted_at < self.deadline
+        ]
+        return min(early)[2] if early else None
+
+    @property
+    def rate_unknown(self) -> bool:
+        """True when some limit still has room and no burn rate yet (too little history)."""
         return any(
-            limit.exhausted_at is not None and limit.exhausted_at < self.deadline
+            limit.projected and limit.per_hour is None and limit.used < limit.limit
             for limit in self.limits
         )
 
@@ -213,12 +238,12 @@ def budget_use(mission: MissionState, now: datetime) -> Budget:
         rate = (used - start) / hours if hours > 0 else None
         limits.append(Limit(name, used, float(limit), rate, _projection(used, limit, rate, since)))
     if budget.wall_seconds is not None and mission.first_event_at is not None:
-        end = mission.last_event_at if mission.halt is not None else now
+        halted = mission.halt is not None
+        end = mission.last_event_at if halted else now
         elapsed = max(0.0, ((end or now) - mission.first_event_at).total_seconds())
         limit = float(budget.wall_seconds)
-        limits.append(
-            Limit("time", elapsed, limit, 3600.0, _projection(elapsed, limit, 3600.0, now))
-        )
+        clock = 0.0 if halted else 3600.0  # seconds elapsed per hour: none after a halt
+        limits.append(Limit("time", elapsed, limit, clock, _projection(elapsed, limit, clock, now)))
     return Budget(tuple(limits), budget.deadline)
 
 

@@ -392,6 +392,10 @@ class LogReader:
         self.oversized_start = 0
         self.line_starts = array("Q")
         self.chain_broken_at: int | None = None
+        self.unverified_from: int | None = None
+        """The first line the hash chain no longer vouches for, None while it holds: the
+        line before the one whose `prev` does not match (its bytes are not what the next
+        line chained), so it and every later line are unverified (`vouches_for`)."""
         self.seq_broken_at: int | None = None
         self.problems: list[Problem] = []
         self.digest = sha256()
@@ -655,14 +659,21 @@ class LogReader:
 
     def _chain_broken(self, seq: int, batch: LogBatch) -> None:
         self.chain_broken_at = seq
+        self.unverified_from = max(1, self.line_no - 1)
         self._problem(
             batch,
             "chain-broken",
             f"hash chain broken at seq {seq}: prev does not match line {self.line_no - 1}"
+            f" (lines {self.unverified_from} on are unverified)"
             if self.line_no > 1
-            else f"hash chain broken at seq {seq}: first line's prev must be 64 zeros",
+            else f"hash chain broken at seq {seq}: first line's prev must be 64 zeros"
+            " (every line is unverified)",
             "a line before this one was edited or removed; logs are append-only",
         )
+
+    def vouches_for(self, line: int) -> bool:
+        """Whether the hash chain vouches for line `line` (1-based) as it was read."""
+        return self.unverified_from is None or line < self.unverified_from
 
     def _advance_seq(self, seq: object, batch: LogBatch) -> None:
         if not isinstance(seq, int) or isinstance(seq, bool):

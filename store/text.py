@@ -12,6 +12,8 @@ characters agent text never shows raw, and the times the CLI and the widgets bot
   ESC as `␛`; other C0 controls and DEL as control pictures (`␀`, `␇`, `␡`); a newline
   as `␤` unless `multiline`; the other characters of the table as `⟨U+XXXX⟩`.
 - `duration`, `countdown`: how long, and how long until a request expires.
+- `amount`, `rate`: a budget figure and a burn rate in the limit's unit (`$1.50`,
+  `12,000`, `1h 05m`), the same in the CLI, the HUD and the handoff export.
 """
 
 from __future__ import annotations
@@ -111,6 +113,23 @@ def duration(seconds: float) -> str:
         return f"{hours}h {minutes:02d}m" if minutes else f"{hours}h"
     days, hours = divmod(hours, 24)
     return f"{days}d {hours}h" if hours else f"{days}d"
+
+
+def amount(name: str, value: float) -> str:
+    """A budget figure in its limit's unit: `$1.50` (usd), `3s`, `1h 05m` (time), else a
+    count such as `12,000` (tokens, steps)."""
+    if name == "usd":
+        return f"${value:,.2f}"
+    if name == "time":
+        return duration(value)
+    return f"{value:,.0f}"
+
+
+def rate(name: str, per_hour: float) -> str:
+    """A burn rate per hour in the limit's unit: `$2.00/h`, `20,000/h`."""
+    if name == "usd":
+        return f"${per_hour:,.2f}/h"
+    return f"{per_hour:,.0f}/h"
 
 
 def countdown(expires_at: datetime | None, now: datetime) -> str:

@@ -44,11 +44,15 @@ NOW = T0 + timedelta(minutes=1)
 
 
 @pytest.fixture(autouse=True)
-def _deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same colours and time zone everywhere: no NO_COLOR, no TEXTUAL_THEME, TZ pinned."""
+def _deterministic(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Same colours and time zone everywhere: no NO_COLOR, no TEXTUAL_THEME, TZ pinned;
+    the user's config folder (the HUD's remembered view) a fresh one, never the real."""
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
     monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
 
 
 @pytest.fixture

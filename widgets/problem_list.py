@@ -29,29 +29,43 @@ def problem_text(problem: Problem) -> Text:
 
 
 class ProblemList(OptionList, inherit_bindings=False):
-    """Problems under a heading per group (a mission, an outside row, the workspace),
-    groups by name, errors first within each. Keys move the cursor (enter would open
-    nothing); their ids are the tables' (`widgets.keyed_table`)."""
+    """Problems under a heading per group (a mission, an outside row, the workspace):
+    groups with an error first, then by name; errors first within each. Keys move the
+    cursor and enter selects a problem (`chosen` says which); their ids are the tables'
+    (`widgets.keyed_table`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = cursor_bindings(
-        "cursor_up", "cursor_down", "page_up", "page_down", "first", "last"
+        "cursor_up", "cursor_down", "page_up", "page_down", "first", "last", select="select"
     )
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[list[tuple[str, list[Problem]]], bool, str] | None = None
+        self._rows: list[tuple[str, Problem] | None] = []
+        """(group name, problem) of each option; None for a heading or a blank."""
+
+    def chosen(self, index: int | None) -> tuple[str, Problem] | None:
+        """The (group name, problem) of option `index`, None for a heading."""
+        if index is None or not 0 <= index < len(self._rows):
+            return None
+        return self._rows[index]
 
     def show(
         self, groups: Mapping[str, Sequence[Problem]], complete: bool = True, empty: str = ""
     ) -> None:
         """Show these groups; `complete` is False while the directory is still being read;
         `empty`, if given, says why there is none."""
+
+        def order(name: str) -> tuple[bool, str, str]:
+            errors = any(p.severity == "error" for p in groups[name])
+            return (not errors, row_heading(name), name)
+
         ordered = [
             (
-                row_heading(name),
+                name,
                 sorted(groups[name], key=lambda p: (p.severity != "error", p.path, p.line or 0)),
             )
-            for name in sorted(groups, key=lambda name: (row_heading(name), name))
+            for name in sorted(groups, key=order)
             if groups[name]
         ]
         if (ordered, complete, empty) == self._shown:
@@ -60,9 +74,12 @@ class ProblemList(OptionList, inherit_bindings=False):
         highlighted = self.highlighted
         self.clear_options()
         options: list[Option | None] = []
+        self._rows = []
         for name, problems in ordered:
-            options.append(Option(Text(f"■ {safe(name).plain}", style="bold"), disabled=True))
+            heading = Text(f"■ {safe(row_heading(name)).plain}", style="bold")
+            options.append(Option(heading, disabled=True))
             options.extend(Option(problem_text(problem)) for problem in problems)
+            self._rows += [None, *((name, problem) for problem in problems)]
         if not options:
             none = empty or (
                 "No problems: every invariant holds." if complete else "No problems so far."

@@ -48,6 +48,22 @@ def summaries() -> str:
     return "\n".join(f"  {name:<10} {summary}" for name, summary in listed.items())
 
 
+def unknown(word: str) -> str | None:
+    """What to say when `hud WORD` names neither a directory nor a subcommand: a word
+    without a path's `/` or leading `.` or `~` was meant as a command (None: a path)."""
+    if "/" in word or word.startswith((".", "~")):
+        return None
+    from difflib import get_close_matches
+
+    names = [*NAMES, *ROUTED]
+    close = get_close_matches(word, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return (
+        f"unknown command {word!r}{hint} (commands: {', '.join(names)}; "
+        f"a directory is opened as ./{word})"
+    )
+
+
 def run_app(
     root: Path,
     *,

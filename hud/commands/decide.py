@@ -1,14 +1,14 @@
 """`hud decide DIR MISSION ID approve|reject --reason TEXT`: decide one request, once.
 
-The same act as the HUD's request screen (`hud.acts.decide`), so the same checks
-(`store.approval_checks`): a request that
-is not pending (stale too when a newer plan version removes or changes its step or adds or
-changes a step with effects: `store.plan_binding`), does not load, holds hidden
-characters, does not match its plan step or its mission's tool rules is refused (fail
-closed); a rejection needs a reason. As the
-HUD asks for a confirmation, approving an external_write needs `--yes` and approving an
-irreversible action `--confirm-tool TOOL`. `--digest` binds the decision to the request
-you reviewed (from `hud approvals --json`): it is refused if the request changed since.
+The same act, with the same checks, as the HUD's request screen: a request that is not
+pending (stale too when a newer plan version removes or changes its step or adds or
+changes a step with effects), does not load, holds hidden characters, does not match its
+plan step or its mission's tool rules is refused (fail closed); a rejection needs a
+reason. MISSION REQUEST may also be given as one MISSION/REQUEST, as `hud approvals`
+prints it. As the HUD asks for a confirmation, approving an external_write needs `--yes`
+and approving an irreversible action `--confirm-tool TOOL`. `--digest` binds the decision
+to the request you reviewed (from `hud approvals --json`): it is refused if the request
+changed since.
 `--sign-key PATH` signs the decision (SSHSIG, namespace operator-hud-approval@v1): a
 private key file, or a `.pub` whose private key ssh-agent holds (SSH_AUTH_SOCK).
 `--print-payload` writes the bytes the decision on disk signs (no decision argument) to
@@ -30,7 +30,8 @@ from hud.acts.decide import decide, decided_first
 from hud.acts.session import Session, inline, writer_for
 from hud.commands import SUMMARIES, sign_key_signer
 from hud.commands.output import emit_exact, printable, say
-from store.approval_checks import Review, Verdict, id_blocker, review
+from store.approval_checks import Review, Verdict, review
+from store.layout import unsafe_id
 from store.mission import MissionState
 from store.signatures import decision_payload, signature_state
 from store.workspace import Workspace
@@ -41,9 +42,11 @@ EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
 def build(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARIES["decide"]
     parser.add_argument("dir", type=Path, help="the state directory")
-    parser.add_argument("mission", help="the mission id")
-    parser.add_argument("request", help="the request id (approvals/<id>.json)")
-    parser.add_argument("decision", nargs="?", choices=("approve", "reject"))
+    parser.add_argument("mission", help="the mission id, or MISSION/REQUEST")
+    parser.add_argument(
+        "request", nargs="?", help="the request id (approvals/<id>.json), unless given above"
+    )
+    parser.add_argument("decision", nargs="?", metavar="approve|reject")
     parser.add_argument("--reason", default="", help="why (required to reject)")
     parser.add_argument("--yes", action="store_true", help="confirm approving an external_write")
     parser.add_argument(
@@ -99,14 +102,8 @@ class Flags:
         return bool(self.args.confirm_tool == review.tool)
 
 
-def _mission(
-    root: Path, mission_id: str, request_id: str, missing: str
-) -> tuple[Workspace, MissionState] | int:
-    """The scanned directory and the mission; else the exit code, said: 1 when the ids
-    are unsafe, 2 (saying `missing`) when there is no such mission."""
-    unsafe = id_blocker(mission_id, request_id)
-    if unsafe is not None:
-        return _fail(EXIT_REFUSED, printable(unsafe))
+def _mission(root: Path, mission_id: str, missing: str) -> tuple[Workspace, MissionState] | int:
+    """The scanned directory and the mission; else exit 2, saying `missing`."""
     workspace = Workspace(root)
     workspace.scan()
     mission = workspace.missions.get(mission_id)
@@ -118,7 +115,7 @@ def _mission(
 def print_payload(root: Path, mission_id: str, request_id: str) -> int:
     """Write the payload the decision on `request_id` signs to stdout, as bytes."""
     missing = f"no decision that loads on {mission_id}/{request_id}"
-    found = _mission(root, mission_id, request_id, missing)
+    found = _mission(root, mission_id, missing)
     if isinstance(found, int):
         return found
     _, mission = found
@@ -130,10 +127,32 @@ def print_payload(root: Path, mission_id: str, request_id: str) -> int:
     return EXIT_DECIDED
 
 
+def targets(args: argparse.Namespace) -> tuple[int, str] | None:
+    """Read MISSION/REQUEST (as `hud approvals` prints it) into `args.mission` and
+    `args.request`, the decision then one word earlier; else (exit code, why): 1 for an
+    unsafe id as typed, 2 when the words do not name one request and one decision."""
+    if "/" in args.mission:
+        if args.decision is not None:
+            return EXIT_CANNOT_RUN, f"unexpected {args.decision!r} after MISSION/REQUEST"
+        args.decision = args.request
+        args.mission, args.request = args.mission.split("/", 1)
+    if args.request is None:
+        return EXIT_CANNOT_RUN, "name the request: MISSION REQUEST, or MISSION/REQUEST"
+    unsafe = unsafe_id(args.mission, args.request)
+    if unsafe is not None:  # what was typed: `hud approvals DIR` lists every MISSION/REQUEST
+        return EXIT_REFUSED, f"{unsafe}; check what you typed against `hud approvals DIR`"
+    if args.decision not in (None, "approve", "reject"):
+        return EXIT_CANNOT_RUN, f"the decision is approve or reject, not {args.decision!r}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
         return _fail(EXIT_CANNOT_RUN, f"{root}: no such directory")
+    wrong = targets(args)
+    if wrong is not None:
+        return _fail(wrong[0], printable(wrong[1]))
     if args.print_payload:
         return print_payload(root, args.mission, args.request)
     if args.decision is None:
@@ -147,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     if writer is None:
         why = "--read-only" if args.read_only else f"you cannot write {root}"
         return _fail(EXIT_CANNOT_RUN, f"read-only ({why}): nothing can be decided")
-    found = _mission(root, args.mission, args.request, f"no mission {args.mission!r}")
+    found = _mission(root, args.mission, f"no mission {args.mission!r}")
     if isinstance(found, int):
         return found
     workspace, mission = found

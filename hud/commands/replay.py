@@ -3,7 +3,7 @@
 Without `--at`: how many events the log has and its landmarks (handoffs, steps that
 succeeded, failed or blocked, tool calls, halts, findings), each with its seq. With
 `--at SEQ`: the plan version, step states, budget used, requests and evidence as of
-that event, and what changed from the event before (`store.replay`).
+that event, and what changed from the event before (docs/review.md).
 
 Exit 0; 2 cannot run (no such directory, mission or event).
 """
@@ -18,6 +18,7 @@ from hud.commands.output import printable, say
 from hud.commands.reading import cannot_read, plain
 from store.ledger import Mark
 from store.replay import Frame, Moment, Replay
+from store.text import amount
 from widgets.json_text import json_text
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
@@ -101,7 +102,7 @@ def _details(moment: Moment) -> list[str]:
         )
     if moment.budget:
         used = ", ".join(
-            f"{limit.name} {_amount(limit.used)} of {_amount(limit.limit)}"
+            f"{limit.name} {amount(limit.name, limit.used)} of {amount(limit.name, limit.limit)}"
             for limit in moment.budget
         )
         lines.append(f"budget: {used}")
@@ -123,7 +124,3 @@ def _details(moment: Moment) -> list[str]:
     if errors:
         lines.append(f"problems: {len(errors)} errors, first: {printable(errors[0].message)}")
     return lines
-
-
-def _amount(value: float) -> str:
-    return f"{int(value):,}" if value == int(value) else f"{value:,.2f}"

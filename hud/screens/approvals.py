@@ -62,6 +62,7 @@ class ApprovalsScreen(Filtering, HudScreen):
         self.everything = False
 
     def compose(self) -> ComposeResult:
+        self.everything = self.hud.view.get("approvals_all") is True  # as the user left it
         yield HudHeader()
         yield Static(id="approvals-title")
         yield FilterField(placeholder="filter: mission, request, tool, step, risk, summary")
@@ -146,6 +147,7 @@ class ApprovalsScreen(Filtering, HudScreen):
 
     def action_toggle_all(self) -> None:
         self.everything = not self.everything
+        self.hud.remember(approvals_all=self.everything)
         self.workspace_changed(None)
 
     def action_mission(self) -> None:

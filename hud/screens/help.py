@@ -13,6 +13,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from widgets.filter import Filtering
 from widgets.keyed_table import RowCursorTable
 from widgets.keys import hint
 
@@ -48,17 +49,38 @@ def key_groups(screen: Screen[object]) -> list[KeyGroup]:
     return [KeyGroup(node, tuple(bindings)) for _, (node, bindings) in ordered]
 
 
+def closed_filter_groups(screen: Screen[object]) -> list[KeyGroup]:
+    """The `clear_filter` keys of the filters on `screen` that are closed: hidden until
+    `/` opens one (they would not run now), yet what they will do is worth saying."""
+    focused = screen.focused
+    chain = [screen, *(reversed(focused.ancestors_with_self) if focused else ())]
+    groups = []
+    for node in dict.fromkeys(chain):
+        if not isinstance(node, Filtering) or node.filtering or not isinstance(node, DOMNode):
+            continue
+        clear = [
+            binding
+            for bindings in node._bindings.key_to_bindings.values()
+            for binding in bindings
+            if binding.action == "clear_filter"
+        ]
+        if clear:
+            groups.append(KeyGroup(node, tuple(clear)))
+    return groups
+
+
 def key_rows(screen: Screen[object]) -> list[tuple[Text, Text, Text]]:
-    """(keys, description, binding id) of each `key_groups` group."""
+    """(keys, description, binding id) of each `key_groups` group, then the closed
+    filters' clearing keys (`closed_filter_groups`)."""
     display = screen.app.get_key_display
-    return [
-        (
-            Text(" ".join(dict.fromkeys(display(b) for b in group.bindings)), style="bold"),
-            Text(group.binding.description or group.binding.action),
-            Text(group.binding.id or "", style="dim"),
-        )
-        for group in key_groups(screen)
-    ]
+
+    def row(group: KeyGroup, does: str) -> tuple[Text, Text, Text]:
+        keys = " ".join(dict.fromkeys(display(b) for b in group.bindings))
+        return Text(keys, style="bold"), Text(does), Text(group.binding.id or "", style="dim")
+
+    rows = [row(g, g.binding.description or g.binding.action) for g in key_groups(screen)]
+    closed = closed_filter_groups(screen)
+    return rows + [row(group, "Clear the filter (when one is open)") for group in closed]
 
 
 class HelpScreen(ModalScreen[None]):

@@ -127,7 +127,7 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
             return
         app.notify(f"handoff written to {target}")
 
-    def _markdown(self, evidence: Mapping[str, Evidence]) -> str | None:
+    def _markdown(self, evidence: Mapping[str, Evidence | None]) -> str | None:
         mission = self.mission
         if mission is None:
             return None

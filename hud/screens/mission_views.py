@@ -210,6 +210,7 @@ def update_execution(screen: MissionScreen, mission: MissionState) -> None:
             total=len(reader.line_starts) if reader else 0,
             chain_broken_at=reader.chain_broken_at if reader else None,
             seq_broken_at=reader.seq_broken_at if reader else None,
+            unverified_from=reader.unverified_from if reader else None,
         )
 
     again = lambda: update_execution(screen, mission)  # noqa: E731
@@ -230,6 +231,7 @@ def update_evidence(screen: MissionScreen, mission: MissionState) -> None:
             total=len(reader.line_starts) if reader else 0,
             chain_broken_at=reader.chain_broken_at if reader else None,
             seq_broken_at=reader.seq_broken_at if reader else None,
+            unverified_from=reader.unverified_from if reader else None,
         )
 
     again = lambda: update_evidence(screen, mission)  # noqa: E731
@@ -254,8 +256,11 @@ def update_handoff(screen: MissionScreen, mission: MissionState) -> None:
     if handoff is not None and handoff.current_step:
         latest = mission.step_latest.get(handoff.current_step)
         step_state = latest.event.state if latest else None
-    verdicts = {
-        item.id: item.verdict for _, item in mission.recent_evidence if isinstance(item, Evidence)
+    reader = mission.evidence
+    verdicts = {  # only what the hash chain still vouches for
+        item.id: item.verdict
+        for line, item in mission.recent_evidence
+        if isinstance(item, Evidence) and (reader is None or reader.vouches_for(line))
     }
     view.show(
         handoff,

@@ -45,7 +45,6 @@ class OverviewScreen(Filtering, HudScreen):
         # priority: the form opens as the key arrives, and takes the keys typed after it
         Binding("n", writes("new_mission"), "New mission", id="overview.new", priority=True),
         Binding("c", writes("make_state_dir"), "Make state dir", id="overview.create"),
-        Binding("M", "app.metrics", "Metrics", show=False, id="overview.metrics"),
     ]
 
     AUTO_FOCUS = "#missions"

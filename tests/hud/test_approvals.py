@@ -356,3 +356,30 @@ async def test_a_read_only_change_is_a_notice(
         await pilot.press("enter")
         await until(pilot, lambda: (root / "missions/beta/approvals/r1.toml").exists())
     assert decision_of(root, "beta", "r1")["decision"] == "approve"
+
+
+async def test_a_request_stale_before_it_settles_is_not_announced(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """The issue: a toast announced `refund-batch-resubmit`, stale at once (a newer plan
+    dropped its step) and never in the queue. A request is announced only if the queue
+    still shows it once the changes around it are folded; one still queued is."""
+    from hud.approvals import SETTLE
+
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    write_plan(beta, 1, V1)
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        toasts = capture(app)
+        await until(pilot, lambda: app.scanned.is_set())
+        beta.request("refund-batch-resubmit", step="metrics", tool="promql", risk="read_only")
+        await until(pilot, lambda: app.approvals.pending.count == 1)  # seen pending
+        write_plan(beta, 2, without(V1, "metrics"))  # stale just after
+        await until(pilot, lambda: app.approvals.pending.count == 0)
+        await pilot.pause(SETTLE * 2)
+        assert not any("refund-batch-resubmit" in t or "needs you" in t for t in toasts), toasts
+        assert app.workspace.pending_requests() == []
+        beta.request("r2", step="deploy", tool="kubectl", risk="read_only")
+        await until(pilot, lambda: any("beta/r2: kubectl" in t for t in toasts))
+        assert app.workspace.pending_requests() != []

@@ -4,6 +4,7 @@ terminal (the HUD refuses to start; subcommands work)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from importlib.metadata import version
@@ -46,6 +47,35 @@ def test_each_subcommand_has_its_own_help(name: str, capsys: pytest.CaptureFixtu
 def test_a_missing_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_an_unknown_command_is_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["bogus-sub"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'bogus-sub'" in err and "check, simulate" in err
+    assert "no such directory" not in err
+    assert main(["chek"]) == 2
+    assert "did you mean 'check'?" in capsys.readouterr().err
+    assert main(["revew", str(tmp_path)]) == 2  # a typo before DIR: not a usage error
+    assert "did you mean 'review'?" in capsys.readouterr().err
+    assert main(["./bogus"]) == 2  # a path: the directory is missing
+    err = capsys.readouterr().err
+    assert "no such directory" in err and "unknown command" not in err
+    (tmp_path / "bogus").mkdir()  # a directory of that name opens (here: no terminal)
+    assert main(["bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command" not in err and "no such directory" not in err
+
+
+@pytest.mark.parametrize("name", [*commands.NAMES, "agent"])
+def test_help_cites_no_module_names(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Help is for people: docs/ paths, never `store.x` or `hud.acts.y`."""
+    assert _exit_code([name, "--help"]) in (0, None)
+    out = capsys.readouterr().out
+    assert not re.search(r"\b(store|hud|widgets|agentside)\.(?!toml\b)[a-z_]+", out), out
 
 
 # ---- no terminal -------------------------------------------------------------------------

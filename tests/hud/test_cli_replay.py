@@ -130,3 +130,31 @@ def test_bad_durations_exit_2(root: Path, text: str, capsys: Capture) -> None:
         main(["metrics", str(root), f"--since={text}"])
     assert stopped.value.code == 2
     assert "is not a duration" in capsys.readouterr().err
+
+
+def test_replay_budget_has_the_units_the_hud_shows(tmp_path: Path, capsys: Capture) -> None:
+    """`time 2s of 4h`, `usd $0.50 of $10.00`: the units of the Budget tab and the handoff
+    export (one `store.text.amount`), never `time 2.00 of 14,400`."""
+    from hud.export import handoff_markdown
+    from store.text import amount
+    from store.workspace import Workspace
+
+    root = tmp_path / "state"
+    built = mission(root, "m")
+    built.constraints(budget={"usd": 10.0, "tokens": 100_000, "wall_seconds": 14_400})
+    built.step("s1", "running")
+    built.usage(0.5, 12_000, 1)
+    built.step("s1", "succeeded")
+    code, out, _ = run(capsys, "replay", str(root), "m", "--at", "3")
+    assert code == 0
+    assert "budget: usd $0.50 of $10.00, tokens 12,000 of 100,000, time 2s of 4h" in out
+    workspace = Workspace(root, clock=lambda: built.clock)
+    workspace.scan()
+    state = workspace.missions["m"]
+    exported = handoff_markdown(state, built.clock, workspace.settings, {})
+    assert "- time: 2s of 4h (0%)" in exported
+    assert (amount("time", 3.4), amount("time", 14_400.0), amount("usd", 1.5)) == (
+        "3s",
+        "4h",
+        "$1.50",
+    )

@@ -556,6 +556,7 @@ CHECKS: dict[str, Check] = {
     "help": opens(HelpScreen),
     "problems": opens(ProblemsScreen),
     "approvals": opens(ApprovalsScreen),
+    "metrics": opens(MetricsScreen),
     "next_theme": next_theme,
     "command_palette": palette,
     "app.focus_next": focus_moves(1),
@@ -587,7 +588,6 @@ CHECKS: dict[str, Check] = {
     # overview
     "overview.new": new_mission,
     "overview.create": confirms,
-    "overview.metrics": opens(MetricsScreen),
     # approvals
     "approvals.back": back,
     "approvals.all": toggles("everything"),

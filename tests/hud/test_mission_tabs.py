@@ -318,3 +318,54 @@ async def test_theme_change_keeps_tabs_rendering(
             await show_tab(pilot, app, key, expected)
             await pilot.press("ctrl+t")
             await until(pilot, lambda e=expected: e in screen_text(app), timeout=SLOW)
+
+
+def change_one_byte_of_line_1(log: Path) -> None:
+    """A letter of line 1's observation, changed in place: valid JSON, broken chain."""
+    data = bytearray(log.read_bytes())
+    at = data.index(b"dump written")
+    data[at] = ord("D")
+    log.write_bytes(bytes(data))
+
+
+async def test_an_altered_evidence_line_never_shows_a_pass(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
+) -> None:
+    """One byte of evidence line 1 changed: `hud check` says the chain breaks at seq 2
+    (line 1 no longer chains), and the tab shows line 1 and every later one unverified."""
+    from store.check import check
+    from widgets.tabs.evidence import EvidenceView
+
+    root, agent = agent_dir
+    agent.evidence("s2", "rows copied", "count(*)", "half the rows are there")
+    change_one_byte_of_line_1(root / "missions/alpha/evidence.jsonl")
+    found = [p.message for p in check(root).missions["alpha"].problems if "chain" in p.message]
+    assert found and "lines 1 on are unverified" in found[0]
+    app = make_app(root)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await open_alpha(pilot, app)
+        shown = await show_tab(pilot, app, "4", "✗ chain broken at seq 2")
+        view = app.screen.query_one(EvidenceView)
+        for line in ("1", "2"):
+            cells = [cell.plain for cell in view.table.cells_of(line)]
+            assert "✓ pass" not in cells and "✗ unverified" in cells, cells
+        assert "Dump written" in shown
+        assert "0 pass" in shown and "2 unverified" in shown
+        await show_tab(pilot, app, "6", "Copied half the rows.")
+        assert "✓ pass ev-1" not in screen_text(app)  # the handoff cites it: unverified now
+
+
+def test_the_handoff_export_does_not_cite_an_altered_line_as_verified(
+    agent_dir: tuple[Path, AgentWriter], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hud.cli import main
+
+    root, agent = agent_dir
+    agent.evidence("s2", "rows copied", "count(*)", "half the rows are there")
+    assert main(["handoff", str(root), "alpha"]) == 0
+    assert "- ev-1 (pass, step s1): dump written" in capsys.readouterr().out
+    change_one_byte_of_line_1(root / "missions/alpha/evidence.jsonl")
+    assert main(["handoff", str(root), "alpha"]) == 0
+    out = capsys.readouterr().out
+    assert "- ev-1: **unverified**: the hash chain of evidence.jsonl breaks" in out
+    assert "(pass, step s1)" not in out

@@ -304,7 +304,22 @@ def test_wall_clock_stops_at_a_halt(m: Mission) -> None:
     m.constraints(budget={"wall_seconds": 7200})
     m.step("s1", "running", at=at(0))
     m.event("halt", reason="done for today", at=at(600))
-    assert budget(m, at(5000))["time"].used == 600.0
+    time = budget(m, at(5000))["time"]
+    assert time.used == 600.0
+    assert time.exhausted_at is None  # the clock stopped: it does not run out
+
+
+def test_a_wall_clock_budget_shorter_than_the_deadline_is_not_a_projection(m: Mission) -> None:
+    """2h of wall clock from 12:00 ends at 14:00, before a 18:00 deadline: that is the
+    mission's cap, not a projection from a burn rate; $1 of $10 at $1/h lasts until 22:00."""
+    m.constraints(budget={"wall_seconds": 7200, "usd": 10.0, "deadline": stamp(at(6 * 3600))})
+    m.usage(0.0, 0, 0, at=at(0))
+    m.usage(1.0, 0, 0, at=at(3600))
+    use = budget(m, at(3600))
+    assert use["time"].exhausted_at == at(7200)
+    assert use["usd"].exhausted_at == at(10 * 3600)
+    assert not use["_budget"].exhausted_before_deadline
+    assert use["_budget"].first_out is None
 
 
 def test_projected_exhaustion_before_the_deadline(m: Mission) -> None:

@@ -369,6 +369,26 @@ async def test_execution_follow_appends_and_sticks_to_bottom() -> None:
         assert not view.following
 
 
+async def test_execution_marks_the_lines_the_chain_no_longer_vouches_for() -> None:
+    """The chain breaks at seq 3 (line 2 no longer chains): lines 2 on are marked ✗."""
+    view = ExecutionView()
+    app = Host(view)
+    async with app.run_test(size=(120, 24)) as pilot:
+        lines = [(n, event(n, "heartbeat")) for n in range(1, 5)]
+        view.show(lines, total=4)
+        await pilot.pause()
+        assert view.table.cells_of("2")[0].plain == "2"
+        view.show([], total=4, chain_broken_at=3, unverified_from=2)
+        await pilot.pause()
+        assert [view.table.cells_of(str(n))[0].plain for n in range(1, 5)] == [
+            "1",
+            "✗2",
+            "✗3",
+            "✗4",
+        ]
+        assert "✗ chain broken at seq 3: lines 2 on unverified" in screen_text(app)
+
+
 async def test_execution_filters_cycle_step_and_type() -> None:
     view = ExecutionView()
     app = Host(view)
@@ -496,6 +516,45 @@ def test_budget_text_within_deadline_and_without_limits() -> None:
     )
     empty = budget_text(Budget((), None), [], now).plain
     assert "No budget limits" in empty and "no usage events yet" in empty
+
+
+def test_budget_a_wall_clock_budget_ending_before_the_deadline_is_no_warning() -> None:
+    """Time 30m of 2h (ends 13:30Z), deadline 18:00Z, $1 of $10 at $1/h (out 22:00Z):
+    nothing runs out before the deadline by its burn rate; the time line says its end."""
+    now = T0 + timedelta(hours=1)
+    calm = Budget(
+        (
+            Limit("usd", 1.0, 10.0, 1.0, now + timedelta(hours=9)),
+            Limit("time", 1800.0, 7200.0, 3600.0, now + timedelta(minutes=90)),
+        ),
+        T0 + timedelta(hours=6),
+    )
+    text = budget_text(calm, [], now, 78).plain
+    assert "⚠" not in text
+    assert "✓ no limit is projected to run out before the deadline" in text
+    assert "elapsed since the first event · ends 14:30Z (in 1h 30m)" in text
+    assert "burn rate unknown" not in text
+    assert "burn $1.00/h · runs out 22:00Z (in 9h)" in text
+
+
+def test_budget_burn_rate_unknown_is_said_once() -> None:
+    """No burn rate for usd, tokens or steps yet: one line says so, no gauge repeats it,
+    and nothing claims that no limit runs out."""
+    now = T0 + timedelta(hours=1)
+    young = Budget(
+        (
+            Limit("usd", 0.5, 10.0, None, None),
+            Limit("tokens", 100.0, 1000.0, None, None),
+            Limit("steps", 1.0, 20.0, None, None),
+            Limit("time", 60.0, 7200.0, 3600.0, now + timedelta(seconds=7140)),
+        ),
+        T0 + timedelta(hours=6),
+    )
+    text = budget_text(young, [], now, 78).plain
+    assert text.count("burn rate unknown yet") == 1
+    assert "burn rate unknown yet: too little usage history (needs 1m)" in text
+    assert "no limit is projected" not in text and "projected to run out" not in text
+    assert "$0.50 of $10.00" in text and "100 of 1,000" in text and "1 of 20" in text
 
 
 async def test_budget_view_fits_80_columns() -> None:

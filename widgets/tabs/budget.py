@@ -12,8 +12,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from store.derive import Budget, Limit
-from store.text import duration
+from store.derive import MIN_RATE_SECONDS, Budget, Limit
+from store.text import amount, duration, rate
 from widgets.gauge import percent_bar
 from widgets.status import theme_style
 from widgets.tabs.common import (
@@ -30,21 +30,6 @@ if TYPE_CHECKING:
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_WIDTH = 7
-
-
-def amount(name: str, value: float) -> str:
-    """A used or limit figure in the limit's unit."""
-    if name == "usd":
-        return f"${value:,.2f}"
-    if name == "time":
-        return duration(value)
-    return f"{value:,.0f}"
-
-
-def rate(name: str, per_hour: float) -> str:
-    if name == "usd":
-        return f"${per_hour:,.2f}/h"
-    return f"{per_hour:,.0f}/h"
 
 
 def until(when: datetime, now: datetime) -> str:
@@ -113,10 +98,15 @@ def limit_lines(
         second.append("✗ exhausted", style=alert)
         return [first, second]
     if name == "time":
-        second.append("elapsed since the first event", style="dim")
-    elif limit.per_hour is None:
-        second.append("burn rate unknown yet: too little usage history", style="dim")
-    elif limit.per_hour <= 0:
+        if limit.exhausted_at is None:
+            second.append("elapsed until the halt: the clock stopped", style="dim")
+            return [first, second]
+        second.append("elapsed since the first event · ends ", style="dim")
+        second.append(f"{short_moment(limit.exhausted_at, now)} ({until(limit.exhausted_at, now)})")
+        return [first, second]
+    if limit.per_hour is None:  # said once, above the gauges (`budget_text`)
+        return [first]
+    if limit.per_hour <= 0:
         second.append("burn 0/h: nothing spent lately", style="dim")
     else:
         second.append(f"burn {rate(name, limit.per_hour)}")
@@ -159,23 +149,22 @@ def budget_text(
                 style=alert,
             )
         )
-    elif budget.exhausted_before_deadline and budget.deadline is not None:
-        first = min(
-            (
-                lim
-                for lim in budget.limits
-                if lim.exhausted_at is not None and lim.exhausted_at < budget.deadline
-            ),
-            key=lambda lim: lim.exhausted_at or now,
-        )
+    elif (first := budget.first_out) is not None and first.exhausted_at is not None:
         warning = Text("⚠ projected to run out before the deadline: ", style=alert)
         warning.append(f"{first.name} at {moment(first.exhausted_at, seconds=False)}", style=alert)
         parts.append(warning)
-    elif budget.deadline is not None and budget.limits:
-        if any(lim.per_hour is not None for lim in budget.limits if lim.name != "time"):
+    elif budget.deadline is not None and not budget.rate_unknown:
+        rated = [lim for lim in budget.limits if lim.projected]
+        if rated and all(lim.used < lim.limit for lim in rated):
             parts.append(Text("✓ no limit is projected to run out before the deadline", "dim"))
-        else:
-            parts.append(Text("no projection yet: too little usage history", style="dim"))
+    if budget.rate_unknown:
+        parts.append(
+            Text(
+                "burn rate unknown yet: too little usage history "
+                f"(needs {duration(MIN_RATE_SECONDS)})",
+                style="dim",
+            )
+        )
     parts.append(Text())
     if not budget.limits:
         parts.append(Text("No budget limits: constraints.toml has no [budget].", style="dim"))

@@ -34,7 +34,7 @@ COLUMNS: tuple[Column, ...] = (
     ("seq", "Seq", 4, 6),
     ("id", "Id", 7, 14),
     ("step", "Step", 7, 14),
-    ("verdict", "Verdict", 7, 7),
+    ("verdict", "Verdict", 7, 12),
     ("method", "Method", 8, 20),
     ("proves", "Proves", 0, 0),
     ("artifact", "Artifact", 10, 40),
@@ -62,8 +62,18 @@ def check_text(
     return Text(word, style=theme_style(style, variables))
 
 
+def unverified_text(variables: Mapping[str, str] | None = None) -> Text:
+    """The verdict shown for an entry the hash chain no longer vouches for."""
+    return Text("✗ unverified", style=theme_style("$error bold", variables))
+
+
 def evidence_detail(
-    item: Evidence | Problem, line: int, check: str | None, variables: Mapping[str, str] | None
+    item: Evidence | Problem,
+    line: int,
+    check: str | None,
+    variables: Mapping[str, str] | None,
+    *,
+    verified: bool = True,
 ) -> Text:
     if isinstance(item, Problem):
         text = Text(f"line {line}  ", style="bold")
@@ -78,7 +88,11 @@ def evidence_detail(
     head.append("  step ", style="dim")
     head.append_text(safe(item.step))
     head.append("  ")
-    head.append_text(verdict_text(item.verdict, variables))
+    if verified:
+        head.append_text(verdict_text(item.verdict, variables))
+    else:
+        head.append_text(unverified_text(variables))
+        head.append(f" (says {item.verdict}: the hash chain breaks at or after it)", "dim")
     head.append(f"  {item.at.isoformat()}", style="dim")
     parts = [head]
     for name, value in (
@@ -112,7 +126,8 @@ class EvidenceView(LogView):
     def __init__(self, *, id: str | None = "evidence-view") -> None:
         super().__init__(id=id)
         self._buffer = deque(maxlen=WINDOW)
-        self._cells: dict[int, tuple[str | None, tuple[Text, ...]]] = {}
+        self._cells: dict[int, tuple[tuple[str | None, bool], tuple[Text, ...]]] = {}
+        self._unverified_from: int | None = None
         self._checks: dict[str, str] = {}
         self._problems: tuple[Problem, ...] = ()
         self.table = KeyedTable(COLUMNS, id="evidence-table", on_relayout=self.relayout)
@@ -135,8 +150,10 @@ class EvidenceView(LogView):
         total: int | None = None,
         chain_broken_at: int | None = None,
         seq_broken_at: int | None = None,
+        unverified_from: int | None = None,
     ) -> None:
-        """Append these evidence lines; `checks` maps cited artifact paths to results."""
+        """Append these evidence lines; `checks` maps cited artifact paths to results;
+        lines from `unverified_from` on (`LogReader.unverified_from`) show as unverified."""
         if reset:
             self._buffer.clear()
             self._cells.clear()
@@ -149,7 +166,11 @@ class EvidenceView(LogView):
         self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
         self._chain_broken_at = chain_broken_at
         self._seq_broken_at = seq_broken_at
+        self._unverified_from = unverified_from
         self.refresh_rows()
+
+    def _verified(self, line: int) -> bool:
+        return self._unverified_from is None or line < self._unverified_from
 
     def _check_of(self, item: Any) -> str | None:
         if isinstance(item, Evidence) and item.artifact is not None:
@@ -157,9 +178,10 @@ class EvidenceView(LogView):
         return None
 
     def _row(self, line: int, item: Any) -> tuple[Text, ...]:
-        check = self._check_of(item)
+        state = (self._check_of(item), self._verified(line))
+        check, verified = state
         cached = self._cells.get(line)
-        if cached is not None and cached[0] == check:
+        if cached is not None and cached[0] == state:
             return cached[1]
         variables = self.variables
         if isinstance(item, Problem):
@@ -185,12 +207,12 @@ class EvidenceView(LogView):
                 Text(str(item.seq)),
                 safe(item.id),
                 safe(item.step),
-                verdict_text(item.verdict, variables),
+                verdict_text(item.verdict, variables) if verified else unverified_text(variables),
                 safe(item.method),
                 safe(item.proves),
                 artifact,
             )
-        self._cells[line] = (check, cells)
+        self._cells[line] = (state, cells)
         return cells
 
     def refresh_rows(self) -> None:
@@ -213,14 +235,18 @@ class EvidenceView(LogView):
         if self._seq_broken_at is not None:
             text.append(" · ")
             text.append(f"✗ seq gap at {self._seq_broken_at}", style=bad)
-        items = [item for _, item in self._buffer if isinstance(item, Evidence)]
+        shown = [(line, item) for line, item in self._buffer if isinstance(item, Evidence)]
+        items = [item for _, item in shown]
         if items:
-            passed = sum(1 for item in items if item.verdict == "pass")
+            trusted = [item for line, item in shown if self._verified(line)]
+            passed = sum(1 for item in trusted if item.verdict == "pass")
             entries = plural(len(items), "entry", "entries")
             text.append(f" · {entries}: {passed:,} pass", style="dim")
-            failed = len(items) - passed
+            failed = len(trusted) - passed
             if failed:
                 text.append(f", {failed:,} fail", style=bad)
+            if len(trusted) < len(items):
+                text.append(f", {len(items) - len(trusted):,} unverified", style=bad)
             if self._total > len(self._buffer):
                 text.append(f" (last {len(self._buffer):,} of {self._total:,} lines)", "dim")
         checks = [self._check_of(item) for item in items if item.artifact is not None]
@@ -241,4 +267,6 @@ class EvidenceView(LogView):
         return text
 
     def detail_for(self, line: int, record: Any) -> Text:
-        return evidence_detail(record, line, self._check_of(record), self.variables)
+        return evidence_detail(
+            record, line, self._check_of(record), self.variables, verified=self._verified(line)
+        )

@@ -211,6 +211,7 @@ class ExecutionView(LogView):
         self.type_filter: str | None = None
         self._started: dict[tuple[str, int], datetime] = {}
         self._cells: dict[int, tuple[Text, ...]] = {}
+        self._unverified_from: int | None = None
         self.table = TimelineTable(self)
         self.status = Static(id="execution-status")
         self.detail = Static(id="execution-detail")
@@ -231,8 +232,13 @@ class ExecutionView(LogView):
         total: int | None = None,
         chain_broken_at: int | None = None,
         seq_broken_at: int | None = None,
+        unverified_from: int | None = None,
     ) -> None:
-        """Append these log lines (after dropping what was kept, with `reset`)."""
+        """Append these log lines (after dropping what was kept, with `reset`); lines from
+        `unverified_from` on (`LogReader.unverified_from`) are marked unverified."""
+        if unverified_from != self._unverified_from:
+            self._cells.clear()
+            self._unverified_from = unverified_from
         if reset:
             self._buffer.clear()
             self._cells.clear()
@@ -264,6 +270,8 @@ class ExecutionView(LogView):
             kind = Text("✗ problem", style=theme_style("$error bold", variables))
         else:
             seq = Text(str(record.seq))
+            if self._unverified_from is not None and line >= self._unverified_from:
+                seq = Text(f"✗{record.seq}", style=theme_style("$error bold", variables))
             at = Text(clock(record.at, wide=wide))
             kind = Text(record.type, style="dim" if record.type == "heartbeat" else "")
         step = step_of(record)
@@ -325,8 +333,10 @@ class ExecutionView(LogView):
             text.append(f", {shown:,} shown", style="dim")
         if self._chain_broken_at is not None:
             text.append(" · ")
+            unverified = self._unverified_from
             text.append(
-                f"✗ chain broken at seq {self._chain_broken_at}",
+                f"✗ chain broken at seq {self._chain_broken_at}"
+                + (f": lines {unverified} on unverified" if unverified is not None else ""),
                 style=theme_style("$error bold", variables),
             )
         if self._seq_broken_at is not None:

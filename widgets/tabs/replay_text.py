@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from rich.text import Text
 
 from store.replay import Change, Frame, Moment
+from store.text import amount
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
-from widgets.tabs.budget import amount
 from widgets.tabs.common import heading, join_lines, moment
 
 CHANGED = "◆ "

@@ -1,0 +1,201 @@
+"""Keys work where help says, and the view is remembered per user: `M` on every screen
+(not while typing), Enter on a problem opens its mission where the file shows, problems
+list errors first, help says Esc clears a filter, the theme and the approvals "all"
+toggle come back at the next start (`hud.view_settings`, the user's config folder)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.widgets import TabbedContent
+
+from hud import view_settings
+from hud.app import HudApp
+from hud.screens.approvals import ApprovalsScreen
+from hud.screens.help import HelpScreen
+from hud.screens.metrics import MetricsScreen
+from hud.screens.mission import MissionScreen
+from hud.screens.problems import ProblemsScreen
+from tests.hud.conftest import until
+from widgets.filter import FilterField
+from widgets.problem_list import ProblemList
+
+SIZE = (80, 24)
+
+
+def saved() -> dict[str, object]:
+    file = view_settings.path()
+    return tomllib.loads(file.read_text()) if file.exists() else {}
+
+
+async def started(pilot: object, app: HudApp) -> None:
+    await until(pilot, lambda: app.scanned.is_set())  # type: ignore[arg-type]
+
+
+# ---- M everywhere -------------------------------------------------------------------------
+
+
+async def test_metrics_opens_from_every_screen(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        for opener in (
+            lambda: app.open_mission("alpha"),
+            lambda: app.action_problems(),
+            lambda: app.action_approvals(),
+            lambda: app.open_request("beta", "r1"),
+        ):
+            opener()
+            await pilot.pause(0.2)
+            under = app.screen
+            assert not isinstance(under, MetricsScreen)
+            await pilot.press("M")
+            await until(pilot, lambda: isinstance(app.screen, MetricsScreen))
+            await pilot.press("escape")
+            await until(pilot, lambda under=under: app.screen is under)
+
+
+async def test_m_in_a_filter_is_typed_not_a_key(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        await pilot.press("slash", "M")
+        await pilot.pause(0.1)
+        assert not isinstance(app.screen, MetricsScreen)
+        assert app.screen.query_one(FilterField).value == "M"
+
+
+# ---- problems -----------------------------------------------------------------------------
+
+
+def with_problems(root: Path) -> None:
+    """`alpha` (first by name) has only a warning; `gamma` an error in its evidence."""
+    with (root / "missions/alpha/events.jsonl").open("ab") as log:
+        log.write(b'{"seq": 9')  # no newline yet: a warning
+    with (root / "missions/gamma/evidence.jsonl").open("ab") as log:
+        log.write(b"not json\n")
+
+
+async def open_problems(pilot: object, app: HudApp) -> ProblemList:
+    await started(pilot, app)
+    await pilot.press("exclamation_mark")  # type: ignore[attr-defined]
+    await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))  # type: ignore[arg-type]
+    listing = app.screen.query_one(ProblemList)
+    await until(pilot, lambda: listing.option_count >= 4)  # type: ignore[arg-type]
+    return listing
+
+
+async def test_problems_list_errors_first(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+    with_problems(state_dir)
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        listing = await open_problems(pilot, app)
+        texts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        assert texts[0].startswith("■ gamma") and "✗ error" in texts[1], texts
+        assert texts[2].startswith("■ alpha") and "⚠ warn" in texts[3], texts
+
+
+async def test_enter_on_a_problem_opens_its_mission_at_its_tab(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    with_problems(state_dir)
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        listing = await open_problems(pilot, app)
+        listing.highlighted = 1  # gamma's evidence error
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+        screen = app.screen
+        assert isinstance(screen, MissionScreen) and screen.mission_id == "gamma"
+        await until(pilot, lambda: screen.query_one(TabbedContent).active == "evidence")
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+        listing.highlighted = 3  # alpha's events warning
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+        screen = app.screen
+        assert isinstance(screen, MissionScreen) and screen.mission_id == "alpha"
+        await until(pilot, lambda: screen.query_one(TabbedContent).active == "execution")
+
+
+# ---- help ---------------------------------------------------------------------------------
+
+
+async def test_help_says_escape_clears_the_filter(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        table = app.screen.query_one("#keys")
+        rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert any("esc" in row.lower() and "Clear the filter" in row for row in rows), rows
+
+
+# ---- remembered per user ------------------------------------------------------------------
+
+
+async def test_the_theme_is_remembered(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        first = app.theme
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: saved().get("theme") == app.theme != first)
+        chosen = app.theme
+    assert not view_settings.path().is_relative_to(state_dir)
+    again = make_app(state_dir)
+    async with again.run_test(size=SIZE) as pilot:
+        await started(pilot, again)
+        assert again.theme == chosen
+    flagged = make_app(state_dir, theme=first)  # --theme still wins
+    async with flagged.run_test(size=SIZE) as pilot:
+        await started(pilot, flagged)
+        assert flagged.theme == first
+
+
+async def test_the_approvals_toggle_is_remembered(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
+        await pilot.press("h")
+        await until(pilot, lambda: saved().get("approvals_all") is True)
+    again = make_app(state_dir)
+    async with again.run_test(size=SIZE) as pilot:
+        await started(pilot, again)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(again.screen, ApprovalsScreen))
+        screen = again.screen
+        assert isinstance(screen, ApprovalsScreen) and screen.everything
+
+
+async def test_read_only_remembers_nothing_and_a_bad_file_is_ignored(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    app = make_app(state_dir, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.3)
+    assert not view_settings.path().exists()
+    view_settings.path().parent.mkdir(parents=True, exist_ok=True)
+    view_settings.path().write_bytes(b"theme = [\x00 not toml")
+    assert view_settings.load() == {}
+    view_settings.path().write_text('theme = 3\napprovals_all = "yes"\n')
+    assert view_settings.load() == {}
+    view_settings.path().unlink()
+    os.mkfifo(view_settings.path())  # nobody writes it: a blocking open would hang
+    assert view_settings.load() == {}
