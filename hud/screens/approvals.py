@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Static
+from textual.reactive import reactive
+from textual.widgets import DataTable, Static
 
 from hud.screens.base import HudScreen, writes
 from store.approval_checks import QueueItem, Review, Verdict, approval_queue, review
+from store.derive import RequestStatus
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
 from widgets.request_view import QueueTable, RequestView
@@ -55,6 +58,7 @@ class ApprovalsScreen(Filtering, HudScreen):
         Binding("h", "toggle_all", "Show all", id="approvals.all"),
         Binding("m", "mission", "Mission", id="approvals.mission"),
     ]
+    FOOTER_FIRST = ("table.select", "approvals.back", "approvals.filter", "approvals.mission")
     AUTO_FOCUS = "#approvals-table"
 
     def __init__(self) -> None:
@@ -67,7 +71,7 @@ class ApprovalsScreen(Filtering, HudScreen):
         yield FilterField(placeholder="filter: mission, request, tool, step, risk, summary")
         yield QueueTable()
         yield Static(id="approvals-empty")
-        yield Footer()
+        yield HudFooter()
 
     @property
     def table(self) -> QueueTable:
@@ -163,7 +167,12 @@ class RequestScreen(HudScreen):
         Binding("n", writes("reject"), "Reject", id="request.reject", priority=True),
         Binding("m", "mission", "Mission", id="request.mission"),
     ]
+    FOOTER_FIRST = ("request.approve", "request.reject", "request.back", "request.mission")
     AUTO_FOCUS = "#request-view"
+
+    pending: reactive[bool] = reactive(False, bindings=True)
+    """Whether the request waits for a decision: only then do `y` and `n` show and run
+    (a decision is written once)."""
 
     def __init__(self, mission_id: str, request_id: str) -> None:
         super().__init__()
@@ -174,7 +183,7 @@ class RequestScreen(HudScreen):
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield RequestView()
-        yield Footer()
+        yield HudFooter()
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -214,7 +223,13 @@ class RequestScreen(HudScreen):
         self.review = current
         self._show(current)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("approve", "reject") and not self.pending:
+            return False
+        return super().check_action(action, parameters)
+
     def _show(self, current: Review) -> None:
+        self.pending = current.status is RequestStatus.PENDING
         dark = self.app.current_theme.dark
         view = self.query_one(RequestView)
         keys = {

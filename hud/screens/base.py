@@ -44,6 +44,10 @@ class HudScreen(SafeTitles, Screen[None]):
     are made safe however they are set (`hud.display.SafeTitles`).
     """
 
+    FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()
+    """Binding ids the footer keeps first when it cannot show every key, most wanted
+    first (`widgets.footer`: `?` and `q` come before all)."""
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # a write action is hidden (footer, help) and never runs without a writer
         return not (action in WRITE_ACTIONS and self.hud.writer is None)

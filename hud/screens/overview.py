@@ -14,12 +14,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hud.first_run import Place, guidance, make_state_dir, place_of
 from hud.screens.base import HudScreen, home_relative, writes
 from hud.screens.decide import ConfirmDialog
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
 from widgets.mission_table import MissionTable
@@ -48,6 +49,7 @@ class OverviewScreen(Filtering, HudScreen):
         Binding("M", "app.metrics", "Metrics", show=False, id="overview.metrics"),
     ]
 
+    FOOTER_FIRST = ("table.select", "overview.filter", "overview.new", "approvals")
     AUTO_FOCUS = "#missions"
     DEFAULT_CSS = "OverviewScreen #guide { height: auto; padding: 1 2; }"
 
@@ -59,7 +61,7 @@ class OverviewScreen(Filtering, HudScreen):
         yield FilterField(placeholder="filter: id, title, status, step", id="filter")
         yield MissionTable(id="missions")
         yield Static(id="guide")
-        yield Footer()
+        yield HudFooter()
 
     @property
     def table(self) -> MissionTable:
