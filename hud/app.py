@@ -63,10 +63,7 @@ class HudApp(SafeTitles, App[None]):
     CSS_PATH = STYLESHEET
     TITLE = "Operator HUD"
     ENABLE_COMMAND_PALETTE = True
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (NARROW_BELOW, "-wide"),
-    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012 (Textual's type)
     COMMANDS: ClassVar = App.COMMANDS | {HudCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),

@@ -87,7 +87,7 @@ class HudFooter(Footer):
     def fit(self, items: Sequence[Widget]) -> Iterable[Widget]:
         ids = self.binding_ids()
         first: Sequence[str] = getattr(self.screen, "FOOTER_FIRST", ())
-        palette = [i for i in items if i.has_class("-command-palette")]
+        palette = [i for i in items if isinstance(i, FooterKey) and i.has_class("-command-palette")]
         keys = [i for i in items if isinstance(i, FooterKey) and i not in palette]
         others = [i for i in items if not isinstance(i, FooterKey)]  # groups: kept as they are
         # the palette key is docked right, with a border and a padding of its own

@@ -21,11 +21,12 @@ from textual.widgets import DataTable, Static
 from hud.screens.base import HudScreen, writes
 from store.approval_checks import QueueItem, Review, Verdict, approval_queue, review
 from store.derive import RequestStatus
+from widgets.columns import DetailLine
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
-from widgets.request_view import QueueTable, RequestView
+from widgets.request_view import QueueTable, RequestView, queue_detail
 from widgets.tabs.common import moment
 from widgets.words import plural
 
@@ -70,6 +71,7 @@ class ApprovalsScreen(Filtering, HudScreen):
         yield Static(id="approvals-title")
         yield FilterField(placeholder="filter: mission, request, tool, step, risk, summary")
         yield QueueTable()
+        yield DetailLine(id="row-detail")
         yield Static(id="approvals-empty")
         yield HudFooter()
 
@@ -127,6 +129,15 @@ class ApprovalsScreen(Filtering, HudScreen):
             none.stylize("dim")
         empty.update(none)
         self.sub_title = plural(pending, "pending approval")
+        self.show_detail()
+
+    def show_detail(self) -> None:
+        """The focused request's ids in full under the queue."""
+        item = self.table.selected_item
+        self.query_one(DetailLine).show(queue_detail(item) if item is not None else None)
+
+    def on_data_table_row_highlighted(self) -> None:
+        self.show_detail()
 
     def _concerns(self, touched: set[str]) -> bool:
         """Whether a change of these missions can change the queue."""
