@@ -243,3 +243,17 @@ async def test_the_only_row_after_filtering_shows_its_id_whole(
         await pilot.pause(0.1)
         row = next(line for line in screen_lines(app) if "Clean" in line)
         assert "quarterly-cleanup-2" in row
+
+
+async def test_the_plan_tab_footer_keeps_its_acts_at_80_columns(
+    root: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """Before ? and q, the footer keeps what the screen ranks first: Back, the edits,
+    History and Approvals; the tab's own view keys give way (help lists them)."""
+    app = make_app(root, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await tab("plan")(pilot, app)
+        footer = screen_lines(app)[-1]
+        for key in ("esc Back", "e Edit intent", "E Edit constraints", "h History"):
+            assert key in footer, footer
+        assert len(footer.rstrip()) <= 80
