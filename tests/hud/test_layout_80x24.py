@@ -31,6 +31,7 @@ from hud.screens.problems import ProblemsScreen
 from tests.factory import mission, resume, three_missions
 from tests.hud.conftest import until
 from widgets.columns import ID_LEAST
+from widgets.keyed_table import KeyedTable
 from widgets.mission_table import MissionTable
 from widgets.request_view import QueueTable
 
@@ -40,6 +41,7 @@ LONG_MISSIONS = {
     "quarterly-cleanup-2": "Clean up the old buckets",
 }
 LONG_REQUESTS = ("deploy-gateway-eu-west-staging", "deploy-gateway-eu-west-metrics")
+LONG_EVIDENCE = ("staging-gateway-answers-on-v42", "staging-gateway-error-rate-flat")
 
 
 def screen_lines(app: HudApp) -> list[str]:
@@ -85,6 +87,17 @@ def root(tmp_path: Path) -> Iterator[Path]:
             built.request(request_id, tool="k8s.apply", summary="Switch the staging gateway")
     gamma = resume(root, "gamma")
     gamma.evidence("s2")
+    first = resume(root, "deploy-gateway-eu-west-2")
+    for evidence_id in LONG_EVIDENCE:
+        first.append(
+            "evidence",
+            id=evidence_id,
+            step="s1",
+            observed="the staging gateway answers",
+            method="curl",
+            proves="staging is on v42",
+            verdict="pass",
+        )
     yield root
 
 
@@ -175,6 +188,11 @@ def row_ids(app: HudApp) -> tuple[list[str], str | None]:
         ids = [part for key in queue.keys for part in key.split("/", 1)]
         item = items.get(queue.selected_key or "")
         return ids, None if item is None else f"{item.mission} {item.request_id}"
+    focused = app.focused
+    if isinstance(focused, KeyedTable) and focused.id_columns:
+        columns = [i for i, key in enumerate(focused._column_keys) if key in focused.id_columns]
+        ids = [focused.cells_of(key)[i].plain for key in focused.keys for i in columns]
+        return ids, None
     if isinstance(screen, RequestScreen):
         return [screen.mission_id, screen.request_id], None
     if isinstance(screen, MissionScreen | HistoryScreen):
