@@ -5,8 +5,9 @@ most). When the row does not fit, columns give up width in the order they `give`
 highest first), each down to its `least`: ids (`ID_LEAST`) are never cut below a
 readable minimum, and are cut in the middle (`widgets.words.apart`), so both ends stay.
 The `fill` column (a title, a summary) takes what the others leave, up to the width of
-its widest cell: on a wide screen every column has what it wants, nothing is cut that
-fits, and the room left over stays at the end of the row, not as a gap inside it.
+its widest cell (all the room left, when that is not given): on a wide screen every
+column has what it wants, nothing is cut that fits, and the room left over stays at the
+end of the row, not as a gap inside it.
 The focused row's ids are shown whole under the table (`DetailLine`).
 """
 
@@ -46,11 +47,12 @@ def fit_widths(columns: Sequence[Fit], natural: Mapping[str, int], room: int) ->
     want: dict[str, int] = {}
     least: dict[str, int] = {}
     for column in columns:
-        wanted = max(natural.get(column.key, column.most or room), cell_len(column.label))
+        wanted = max(natural.get(column.key, column.most or 0), cell_len(column.label))
         if column.most is not None:
             wanted = min(wanted, column.most)
         least[column.key] = min(column.least, wanted)
-        want[column.key] = least[column.key] if column.fill else wanted
+        unknown = column.fill and column.key not in natural  # then it takes the spare room
+        want[column.key] = least[column.key] if unknown else wanted
     over = sum(want.values()) - room
     for column in sorted(columns, key=lambda column: -column.give):
         if over <= 0:
@@ -59,9 +61,8 @@ def fit_widths(columns: Sequence[Fit], natural: Mapping[str, int], room: int) ->
         want[column.key] -= cut
         over -= cut
     fill = next((column for column in columns if column.fill), None)
-    if over < 0 and fill is not None:
-        wanted = max(natural.get(fill.key, room), cell_len(fill.label))
-        want[fill.key] += min(-over, max(0, wanted - want[fill.key]))
+    if over < 0 and fill is not None and fill.key not in natural:
+        want[fill.key] -= over
     return want
 
 

@@ -94,7 +94,7 @@ class HudFooter(Footer):
         room = self.room - sum(key_width(i, compact=False) + 2 for i in palette)
         widths = [key_width(k, compact=self.compact) for k in keys]
         ranks = [self.rank(ids.get(k.key, k.action), first) for k in keys]
-        kept = fitted(widths, ranks, room - 1)
+        kept = fitted(widths, ranks, room)
         yield from [keys[i] for i in kept]
         yield from others
         yield from palette

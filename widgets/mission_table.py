@@ -27,11 +27,11 @@ if TYPE_CHECKING:
 COLUMNS: tuple[Fit, ...] = (
     Fit("status", "Status", 11, 11),
     Fit("mission", "Mission", ID_LEAST, give=1),
-    Fit("title", "Title", 7, give=5, fill=True),
-    Fit("step", "Step", 8, 30, give=4),
+    Fit("title", "Title", 7, give=4, fill=True),
+    Fit("step", "Step", 8, 30, give=5),
     Fit("pending", "Appr", 4, 4),
-    Fit("budget", "Budget", 6, 16, give=3),
-    Fit("last", "Last", 4, 5, give=2),
+    Fit("budget", "Budget", 6, 16, give=6),
+    Fit("last", "Last", 4, 5, give=3),
     Fit("problems", "Prob", 4, 4),
 )
 KEYS = tuple(column.key for column in COLUMNS)

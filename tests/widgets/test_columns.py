@@ -48,3 +48,10 @@ def test_the_footer_drops_the_lowest_priority_keys_first_and_keeps_rank_0() -> N
     assert fitted(widths, ranks, 34) == [0, 1, 3, 4]
     assert fitted(widths, ranks, 24) == [1, 3, 4]
     assert fitted(widths, ranks, 5) == [3, 4]  # ? and q even when nothing fits
+
+
+def test_a_bar_gives_up_its_width_before_the_title_is_cut() -> None:
+    columns = (*COLUMNS, Fit("bar", "Bar", 6, 16, give=6))
+    natural = {"id": 5, "title": 28, "tool": 6}
+    widths = fit_widths(columns, natural, 50)
+    assert widths == {"id": 5, "title": 28, "tool": 6, "bar": 11}
