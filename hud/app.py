@@ -48,6 +48,9 @@ TICK_ROUND = 15
 SCAN_CHUNK = 200
 FIRST_CHUNK = 50
 """The scan's first chunk is about a screenful: the first rows show sooner."""
+NARROW_BELOW = 120
+"""Below this many columns the screen has the class `-narrow` (else `-wide`) and toasts are
+one line (`notify`, themes/hud.tcss)."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
@@ -63,6 +66,7 @@ class HudApp(SafeTitles, App[None]):
     CSS_PATH = STYLESHEET
     TITLE = "Operator HUD"
     ENABLE_COMMAND_PALETTE = True
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012 (Textual's type)
     COMMANDS: ClassVar = App.COMMANDS | {HudCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),
@@ -411,10 +415,18 @@ class HudApp(SafeTitles, App[None]):
         markup: bool = False,
     ) -> None:
         """Every toast of the HUD, from anywhere: shown as plain, visible text; `markup`
-        is ignored (a toast never renders markup)."""
+        is ignored (a toast never renders markup).
+
+        Below `NARROW_BELOW` columns a toast is one line (`title: message`, cut at the
+        screen's edge) on the line above the footer, one at a time: the stylesheet puts
+        it in the screen's layout there, so it never covers the table."""
+        text, heading = plain(message, multiline=True), plain(title)
+        if self.size.width < NARROW_BELOW:
+            text = " · ".join(filter(None, (heading, *map(str.strip, text.splitlines()))))
+            heading = ""
         super().notify(
-            plain(message, multiline=True),
-            title=plain(title),
+            text,
+            title=heading,
             severity=severity,
             timeout=timeout,
             markup=False,

@@ -6,7 +6,9 @@ key (a mission, request or step id, a path, a place in a file) and a tuple of ri
 ellipsis); only changed cells are updated, and the cursor stays on its key when rows
 come, go or move. Columns are `(key, label, narrow width, wide width)`: a width of 0
 takes what is left (`widths_for`; `FlexTable` keeps room for a scrollbar), None fits
-the content. What a row stands for the owner keeps by key; `selected_key` says which.
+the content. A column named in `ids` holds ids: a cell too wide for it is cut in the
+middle, both ends kept (`widgets.words.middle`). What a row stands for the owner keeps
+by key; `selected_key` says which.
 
 Two tables are not KeyedTables: the help screen's keys (a `RowCursorTable`, filled once)
 and the overview's `widgets.row_table.RowTable`, which follows the same convention (rows
@@ -20,7 +22,7 @@ only where selecting a row does something.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
@@ -28,6 +30,8 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
+
+from widgets.words import middle
 
 WIDE = 120
 """From this many columns a tab uses its wide layout."""
@@ -104,9 +108,11 @@ class KeyedTable(RowCursorTable):
         id: str | None = None,
         on_relayout: Callable[[], None] | None = None,
         selectable: bool = False,
+        ids: Collection[str] = (),
     ) -> None:
         super().__init__(id=id, selectable=selectable)
         self.column_spec = tuple(columns)
+        self.id_columns = frozenset(ids)
         self._column_keys = [key for key, *_ in self.column_spec]
         self.on_relayout = on_relayout
         self.wide = False
@@ -221,11 +227,18 @@ class KeyedTable(RowCursorTable):
         """Add `rows` at the bottom, make `keys` the order and put the cursor back on
         `selected` if it is still shown."""
         for key, cells in rows:
-            self.add_row(*(cell(c) for c in cells), key=key)
+            self.add_row(*(self._cell(index, c) for index, c in enumerate(cells)), key=key)
             self._cells[key] = cells
         self._order = keys
         if selected is not None and selected in self._cells:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
+
+    def _cell(self, index: int, text: Text) -> Text:
+        """Cell `index` of a row as shown: an id too wide for its column cut in the middle."""
+        width = self._widths[index] if index < len(self._widths) else None
+        if width and text.cell_len > width and self._column_keys[index] in self.id_columns:
+            return cell(Text(middle(text.plain, width), style=text.style))
+        return cell(text)
 
     def _update(self, rows: Sequence[tuple[str, tuple[Text, ...]]]) -> bool:
         changed = False
@@ -236,7 +249,8 @@ class KeyedTable(RowCursorTable):
             for index, value in enumerate(cells):
                 if index >= len(old) or old[index] != value:
                     fits = self._widths[index] is None  # the column fits its content
-                    self.update_cell(key, self._column_keys[index], cell(value), update_width=fits)
+                    shown = self._cell(index, value)
+                    self.update_cell(key, self._column_keys[index], shown, update_width=fits)
             self._cells[key] = cells
             changed = True
         return changed

@@ -21,9 +21,10 @@ from store.derive import RequestStatus
 from store.records import Decision
 from store.signatures import SignatureState
 from store.text import countdown
+from widgets.columns import ID_LEAST, Fit, fit_widths
 from widgets.json_text import json_text
 from widgets.json_view import json_view
-from widgets.keyed_table import Column, KeyedTable
+from widgets.keyed_table import KeyedTable
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import DocumentScroll, heading, label, moment
@@ -315,15 +316,17 @@ class RequestView(DocumentScroll):
 
 # ---- the queue ---------------------------------------------------------------------------------
 
-QUEUE_COLUMNS: tuple[Column, ...] = (
-    ("expires", "Expires", 8, 9),
-    ("risk", "Risk", 4, 18),
-    ("mission", "Mission", 10, 14),
-    ("request", "Request", 14, 20),
-    ("tool", "Tool", 10, 14),
-    ("step", "Step", 6, 8),
-    ("summary", "Summary", 0, 0),
+QUEUE_COLUMNS: tuple[Fit, ...] = (
+    Fit("expires", "Expires", 7, 12, give=3),
+    Fit("risk", "Risk", 4, 20, give=4),
+    Fit("mission", "Mission", ID_LEAST, give=2),
+    Fit("request", "Request", ID_LEAST, give=1),
+    Fit("tool", "Tool", 8, give=6),
+    Fit("step", "Step", 6, give=5),
+    Fit("summary", "Summary", 10, give=7, fill=True),
 )
+"""The queue's columns by priority (`widgets.columns`): ids are cut last, and never below
+`ID_LEAST`; the risk falls back to its symbol; the summary takes what is left."""
 
 
 def queue_cells(
@@ -331,10 +334,11 @@ def queue_cells(
     now: datetime,
     variables: Mapping[str, str] | None,
     *,
-    wide: bool,
+    words: bool = True,
     ids: tuple[str, str] | None = None,
 ) -> tuple[Text, ...]:
-    """One queue row: expiry (or status, when not pending), risk, ids, tool, summary.
+    """One queue row: expiry (or status, when not pending), risk (in `words`, or only its
+    symbol), ids, tool, step, summary.
 
     `ids` are the mission and request ids as the columns show them (whole by default)."""
     if item.status is RequestStatus.PENDING:
@@ -345,7 +349,7 @@ def queue_cells(
     mission, request = ids or (item.mission, item.request_id)
     return (
         expires,
-        status_text(item.risk, variables, word=wide),
+        status_text(item.risk, variables, word=words),
         safe(mission),
         safe(request),
         safe(item.tool),
@@ -354,19 +358,60 @@ def queue_cells(
     )
 
 
+def queue_detail(item: QueueItem) -> Text:
+    """The focused request under the queue: its mission and request ids in full, then
+    its tool and summary."""
+    text = Text("mission ", style="dim")
+    text.append_text(safe(item.mission)).stylize("bold", 8)
+    text.append(" · request ", style="dim")
+    start = len(text)
+    text.append_text(safe(item.request_id))
+    text.stylize("bold", start)
+    text.append("  ")
+    text.append_text(safe(item.tool))
+    if item.summary:
+        text.append(": ")
+        text.append_text(safe(item.summary))
+    return text
+
+
 class QueueTable(KeyedTable):
-    """Approval requests keyed `mission/request`, in the order given."""
+    """Approval requests keyed `mission/request`, in the order given; columns laid out
+    for the requests shown (`QUEUE_COLUMNS`)."""
 
     def __init__(self, *, id: str | None = "approvals-table") -> None:
-        super().__init__(QUEUE_COLUMNS, id=id, on_relayout=self._relayout, selectable=True)
+        spec = [(column.key, column.label, None, None) for column in QUEUE_COLUMNS]
+        super().__init__(spec, id=id, on_relayout=self._relayout, selectable=True)
         self._items: list[QueueItem] = []
         self._now: datetime | None = None
+        self._natural: dict[str, int] = {}
         self.variables: Mapping[str, str] | None = None
+
+    def widths_for(self, width: int) -> tuple[int | None, ...]:
+        room = width - 2 * self.cell_padding * len(QUEUE_COLUMNS) - 2
+        widths = fit_widths(QUEUE_COLUMNS, self._natural, room)
+        return tuple(widths[column.key] for column in QUEUE_COLUMNS)
+
+    @property
+    def selected_item(self) -> QueueItem | None:
+        key = self.selected_key
+        return next((item for item in self._items if item.key == key), None)
 
     def show(self, items: Sequence[QueueItem], now: datetime) -> bool:
         """Show these requests; ids cut to their column are kept apart (`apart`)."""
         self._items = list(items)
         self._now = now
+        natural: dict[str, int] = {}
+        for item in self._items:
+            cells = queue_cells(item, now, self.variables)
+            for column, text in zip(QUEUE_COLUMNS, cells, strict=True):
+                natural[column.key] = max(natural.get(column.key, 0), text.cell_len)
+        self._natural = natural
+        width = self.size.width or 80
+        if self.columns and self.widths_for(width) != self._widths:
+            self._layout(width)  # which shows the rows again (`_relayout`)
+            return True
+        words = self.width_of("risk") >= natural.get("risk", 0)
         missions = apart((i.mission for i in items), self.width_of("mission"))
         requests = apart((i.request_id for i in items), self.width_of("request"))
         return self.set_rows(
@@ -377,7 +422,7 @@ class QueueTable(KeyedTable):
                         i,
                         now,
                         self.variables,
-                        wide=self.wide,
+                        words=words,
                         ids=(missions[i.mission], requests[i.request_id]),
                     ),
                 )

@@ -11,13 +11,25 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count:,} {word if count == 1 else many or word + 's'}"
 
 
-def apart(values: Iterable[str], width: int) -> dict[str, str]:
-    """Each value as shown in `width` cells, no two values alike.
+def middle(value: str, width: int) -> str:
+    """`value` in `width` cells, cut in the middle when longer, both ends kept:
+    `deploy-gateway-eu` in 14 cells is `deploy-…way-eu`."""
+    if len(value) <= width:
+        return value
+    if width < 2:
+        return value[:width]
+    head = width // 2
+    tail = width - 1 - head
+    return f"{value[:head]}…{value[len(value) - tail :] if tail else ''}"
 
-    A value that fits is kept whole. A longer one keeps as much of its start as it can
-    and as much of its end as it needs to differ from every other value:
-    `deploy-gateway-2` and `deploy-gateway-3` in 10 cells are `deploy-g…2` and
-    `deploy-g…3`, not `deploy-ga…` twice.
+
+def apart(values: Iterable[str], width: int) -> dict[str, str]:
+    """Each value as shown in `width` cells, cut in the middle, no two values alike.
+
+    A value that fits is kept whole. A longer one keeps both its ends (`middle`), the
+    cut moved as little as it takes to differ from every other value:
+    `deploy-gateway-2-staging` and `deploy-gateway-3-staging` in 14 cells are
+    `depl…2-staging` and `depl…3-staging`, not `deploy-…taging` twice.
     """
     given = set(values)
     long = sorted(value for value in given if len(value) > width)
@@ -28,15 +40,18 @@ def apart(values: Iterable[str], width: int) -> dict[str, str]:
 
 
 def _cut(value: str, width: int, long: list[str], given: set[str]) -> str:
-    """The form of `value` with the longest start that no other value could also take."""
+    """The form of `value` with its cut nearest the middle that no other value could
+    also take."""
     if width < 2:
         return value[:width]
-    for head in range(width - 1, -1, -1):
+    balanced = width // 2
+    heads = sorted(range(width), key=lambda head: (abs(head - balanced), -head))
+    for head in heads:
         tail = width - 1 - head
         start, end = value[:head], value[len(value) - tail :] if tail else ""
         if f"{start}…{end}" not in given and not _rival(value, start, end, long):
             return f"{start}…{end}"
-    return value[: width - 1] + "…"
+    return middle(value, width)
 
 
 def _rival(value: str, start: str, end: str, long: list[str]) -> bool:

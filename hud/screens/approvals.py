@@ -15,14 +15,18 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Static
+from textual.reactive import reactive
+from textual.widgets import DataTable, Static
 
 from hud.screens.base import HudScreen, decides
 from store.approval_checks import QueueItem, Review, Verdict, approval_queue, review
+from store.derive import RequestStatus
+from widgets.columns import DetailLine
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
-from widgets.request_view import QueueTable, RequestView
+from widgets.request_view import QueueTable, RequestView, queue_detail
 from widgets.tabs.common import moment
 from widgets.words import plural
 
@@ -55,6 +59,7 @@ class ApprovalsScreen(Filtering, HudScreen):
         Binding("h", "toggle_all", "Show all", id="approvals.all"),
         Binding("m", "mission", "Mission", id="approvals.mission"),
     ]
+    FOOTER_FIRST = ("table.select", "approvals.back", "approvals.filter", "approvals.mission")
     AUTO_FOCUS = "#approvals-table"
 
     def __init__(self) -> None:
@@ -67,8 +72,9 @@ class ApprovalsScreen(Filtering, HudScreen):
         yield Static(id="approvals-title")
         yield FilterField(placeholder="filter: mission, request, tool, step, risk, summary")
         yield QueueTable()
+        yield DetailLine(id="row-detail")
         yield Static(id="approvals-empty")
-        yield Footer()
+        yield HudFooter()
 
     @property
     def table(self) -> QueueTable:
@@ -124,6 +130,15 @@ class ApprovalsScreen(Filtering, HudScreen):
             none.stylize("dim")
         empty.update(none)
         self.sub_title = plural(pending, "pending approval")
+        self.show_detail()
+
+    def show_detail(self) -> None:
+        """The focused request's ids in full under the queue."""
+        item = self.table.selected_item
+        self.query_one(DetailLine).show(queue_detail(item) if item is not None else None)
+
+    def on_data_table_row_highlighted(self) -> None:
+        self.show_detail()
 
     def _concerns(self, touched: set[str]) -> bool:
         """Whether a change of these missions can change the queue."""
@@ -165,7 +180,12 @@ class RequestScreen(HudScreen):
         Binding("n", decides("reject"), "Reject", id="request.reject", priority=True),
         Binding("m", "mission", "Mission", id="request.mission"),
     ]
+    FOOTER_FIRST = ("request.approve", "request.reject", "request.back", "request.mission")
     AUTO_FOCUS = "#request-view"
+
+    pending: reactive[bool] = reactive(False, bindings=True)
+    """Whether the request waits for a decision: only then do `y` and `n` show and run
+    (a decision is written once)."""
 
     def __init__(self, mission_id: str, request_id: str) -> None:
         super().__init__()
@@ -176,7 +196,7 @@ class RequestScreen(HudScreen):
     def compose(self) -> ComposeResult:
         yield HudHeader()
         yield RequestView()
-        yield Footer()
+        yield HudFooter()
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -216,7 +236,13 @@ class RequestScreen(HudScreen):
         self.review = current
         self._show(current)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("approve", "reject") and not self.pending:
+            return False
+        return super().check_action(action, parameters)
+
     def _show(self, current: Review) -> None:
+        self.pending = current.status is RequestStatus.PENDING
         dark = self.app.current_theme.dark
         view = self.query_one(RequestView)
         keys = {

@@ -64,6 +64,10 @@ class HudScreen(SafeTitles, Screen[None]):
     are made safe however they are set (`hud.display.SafeTitles`).
     """
 
+    FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()
+    """Binding ids the footer keeps first when it cannot show every key, most wanted
+    first (`widgets.footer`: `?` and `q` come before all)."""
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # an act the role does not allow is hidden (footer, help) and never runs
         if action in WRITE_ACTIONS:

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
-from textual.widgets import Footer, Input, Label, OptionList, Static, TextArea
+from textual.widgets import Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from hud.acts.budget import LimitNow
@@ -27,6 +27,7 @@ from hud.acts.missions import NewMission, create_mission, mission_taken, unique_
 from hud.acts.session import Conflict, HumanWriteError, Invalid
 from store.revisions import unified_diff
 from widgets.diff_view import diff_text
+from widgets.footer import HudFooter
 from widgets.keys import KeyHint, key_of
 from widgets.safe_text import safe
 from widgets.typed import TypedInput, TypedTextArea, after_typed
@@ -153,7 +154,7 @@ class NewMissionScreen(ModalScreen[str | None]):
                         )
                     yield Static("", id=f"limit-{spec.key}-error", classes="below error")
             yield Static("", id="form-error", classes="error")
-        yield Footer()
+        yield HudFooter()
 
     def on_mount(self) -> None:
         for error in self.query(".error"):
@@ -317,7 +318,7 @@ class TomlEditorScreen(ModalScreen[str | None]):
             error.display = bool(message)
             yield error
             yield _code_area(self.text)
-        yield Footer()
+        yield HudFooter()
 
     @property
     def area(self) -> TextArea:
@@ -385,7 +386,7 @@ class InvalidScreen(ModalScreen[bool]):
                 ("invalid.again", "back into the editor with your text kept"),
                 ("invalid.drop", "drop it"),
             )
-        yield Footer()
+        yield HudFooter()
 
     def action_again(self) -> None:
         self.dismiss(True)
@@ -452,7 +453,7 @@ class ConflictScreen(ModalScreen[str | None]):
                 yield Static(diff_text(lines, self.app.theme_variables, empty="identical"))
             ways = [(f"conflict.{result}", label) for result, label in self.choices.items()]
             yield KeyHint(*ways, ("conflict.cancel", "drop yours, keep theirs"))
-        yield Footer()
+        yield HudFooter()
 
     def on_mount(self) -> None:
         self.query_one("#diff").focus()
@@ -506,7 +507,7 @@ class BudgetAdjustScreen(ModalScreen[tuple[str, Any] | None]):
             yield Static("", id="value-label")
             yield TypedInput(id="value", disabled=True)
             yield Static("", id="value-error", classes="error")
-        yield Footer()
+        yield HudFooter()
 
     def _option(self, limit: LimitNow) -> Option:
         spec = LIMIT_BY_KEY[limit.key]

@@ -14,11 +14,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from hud.screens.base import HudScreen
 from store.revisions import DOCUMENTS, Revision, diff_lines, revisions
 from widgets.diff_view import diff_text
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
@@ -67,7 +68,7 @@ class HistoryScreen(HudScreen):
         yield Static("", id="diff-title")
         with VerticalScroll(id="diff"):
             yield Static("", id="diff-text")
-        yield Footer()
+        yield HudFooter()
 
     @property
     def table(self) -> KeyedTable:

@@ -10,10 +10,11 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from hud.screens.base import RowScreen
 from store.loopexec import LoopexecRun
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.loopexec import ReceiptTable, event_detail, summary_text
 
@@ -39,7 +40,7 @@ class LoopexecScreen(RowScreen[LoopexecRun]):
         yield Static(id="loop-summary")
         yield ReceiptTable(id="receipt")
         yield Static(id="event-detail")
-        yield Footer()
+        yield HudFooter()
 
     @property
     def run(self) -> LoopexecRun | None:

@@ -9,10 +9,11 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from hud.screens.base import RowScreen
 from store.loopx.goal import Goal
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.loopx import TodoTable, summary_text, todo_detail
 
@@ -36,7 +37,7 @@ class LoopxScreen(RowScreen[Goal]):
         yield Static(id="goal-summary")
         yield TodoTable(id="todos")
         yield Static(id="todo-detail")
-        yield Footer()
+        yield HudFooter()
 
     def find_row(self) -> Goal | None:
         return self.hud.workspace.loopx.goal(self.mission_id)

@@ -14,11 +14,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hud.commands.metrics import metric_rows
 from hud.screens.base import HudScreen
 from store.metrics import MetricsReport, directory_metrics, edit_times
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.metrics import Bar, MetricLine, MetricsPanel, bar_plot
 from widgets.safe_text import safe
@@ -65,7 +66,7 @@ class MetricsScreen(HudScreen):
         yield HudHeader()
         yield Static(id="metrics-title")
         yield MetricsPanel(id="metrics")
-        yield Footer()
+        yield HudFooter()
 
     def workspace_changed(self, touched: set[str] | None) -> None:
         """Count again, at most every RECOUNT_SECONDS; the edit times of the missions

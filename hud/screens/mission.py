@@ -10,7 +10,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from hud import saving
 from hud.export import CitedEvidence, handoff_markdown
@@ -21,6 +21,7 @@ from store.layout import Kind
 from store.mission import MissionState
 from store.records import Evidence
 from store.row import MissionSummary
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.safe_text import safe
 from widgets.status import status_text
@@ -49,6 +50,15 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
         Binding("b,plus", writes("adjust_budget"), "Adjust budget", id="mission.budget_adjust"),
     ]
 
+    FOOTER_FIRST = (
+        "mission.back",
+        "mission.budget_adjust",
+        "mission.edit",
+        "mission.edit_constraints",
+        "mission.history",
+        "approvals",
+    )
+
     def __init__(self, mission_id: str, tab: str = "") -> None:
         """Open `mission_id` on `tab` (a tab id; the first tab when empty)."""
         super().__init__(mission_id)
@@ -62,7 +72,7 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
             for index, tab in enumerate(TABS, start=1):
                 with TabPane(Content(f"{index} {tab.title}"), id=tab.id):
                     yield tab.widget()
-        yield Footer()
+        yield HudFooter()
 
     @property
     def replay_feed(self) -> ReplayFeed:

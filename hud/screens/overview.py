@@ -14,12 +14,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hud.first_run import Place, guidance, make_state_dir, place_of
 from hud.screens.base import HudScreen, home_relative, writes
 from hud.screens.decide import ConfirmDialog
+from widgets.columns import DetailLine
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
 from widgets.mission_table import MissionTable
@@ -47,6 +49,7 @@ class OverviewScreen(Filtering, HudScreen):
         Binding("c", writes("make_state_dir"), "Make state dir", id="overview.create"),
     ]
 
+    FOOTER_FIRST = ("table.select", "overview.filter", "overview.new", "approvals")
     AUTO_FOCUS = "#missions"
     DEFAULT_CSS = "OverviewScreen #guide { height: auto; padding: 1 2; }"
 
@@ -57,12 +60,28 @@ class OverviewScreen(Filtering, HudScreen):
         yield HudHeader()
         yield FilterField(placeholder="filter: id, title, status, step", id="filter")
         yield MissionTable(id="missions")
+        yield DetailLine(id="row-detail")
         yield Static(id="guide")
-        yield Footer()
+        yield HudFooter()
 
     @property
     def table(self) -> MissionTable:
         return self.query_one(MissionTable)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.watch(self.table, "cursor", self.show_detail, init=False)
+
+    def show_detail(self) -> None:
+        """The focused row's id in full, and its title, under the table."""
+        table = self.table
+        summary = table.summaries.get(table.cursor_key or "")
+        detail = None
+        if summary is not None and table.display:
+            detail = safe(summary.id)
+            detail.stylize("bold")
+            detail.append("  ").append_text(safe(summary.title))
+        self.query_one(DetailLine).show(detail)
 
     def workspace_changed(self, touched: set[str] | None) -> None:
         super().workspace_changed(touched)
@@ -85,6 +104,7 @@ class OverviewScreen(Filtering, HudScreen):
         elif self.hud.scanned.is_set():
             self.look_at_directory()
         self.show_guide()
+        self.show_detail()
 
     # ---- no row: what to do next --------------------------------------------------------
 

@@ -7,11 +7,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from hud.screens.base import HudScreen
 from store.problems import WORKSPACE_ROW, Problem, row_heading
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.problem_list import ProblemList
 from widgets.words import plural
@@ -61,7 +62,7 @@ class ProblemsScreen(Filtering, HudScreen):
         yield Static(id="problems-title")
         yield FilterField(placeholder="filter: mission, path, code, message, fix")
         yield ProblemList(id="problem-list")
-        yield Footer()
+        yield HudFooter()
 
     def workspace_changed(self, touched: set[str] | None) -> None:
         super().workspace_changed(touched)

@@ -15,11 +15,12 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from hud.acts.small import accept_commands
 from hud.screens.base import RowScreen, writes
 from store.small.workspace import SmallWorkspace
+from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import key_of
 from widgets.small import (
@@ -103,7 +104,7 @@ class SmallScreen(RowScreen[SmallWorkspace]):
                 yield Static(id="handoff-text")
             with TabPane("5 Checks", id="checks"), DocumentScroll():
                 yield Static(id="checks-text")
-        yield Footer()
+        yield HudFooter()
 
     # ---- refresh ---------------------------------------------------------------------
 

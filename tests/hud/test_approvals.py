@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets._footer import FooterKey
 
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen, RequestScreen
@@ -18,6 +19,7 @@ from store.human import HumanWriter
 from tests.factory import T0, mission, resume, stamp
 from tests.hud.conftest import until
 from tests.store.test_plan_binding import V1, without, write_plan
+from widgets.keys import key_of
 from widgets.request_view import QueueTable, RequestView
 
 HOSTILE = {"cmd": "echo hi \u202e", "clip": "\x1b]52;c;SGVsbG8=\x07", "title": "\x1b]0;pwned\x07"}
@@ -57,6 +59,19 @@ async def open_request(pilot: Any, app: HudApp, key: str = "beta/r1") -> Request
     assert isinstance(screen, RequestScreen)
     await until(pilot, lambda: screen.review is not None)
     return screen
+
+
+async def not_offered(pilot: Any, app: HudApp) -> None:
+    """A request that waits for no decision offers neither `y` nor `n` (footer, help),
+    and the keys do nothing: no dialog, no toast."""
+    screen = app.screen
+    toasts = capture(app)
+    footer = " ".join(key.description for key in screen.query(FooterKey))
+    assert "Approve" not in footer and "Reject" not in footer
+    assert key_of(screen, "request.approve") is None and key_of(screen, "request.reject") is None
+    await pilot.press("y", "n")
+    await pilot.pause(0.2)
+    assert app.screen is screen and not toasts
 
 
 def shown(app: HudApp) -> str:
@@ -215,7 +230,6 @@ async def test_stale_request_shows_what_changed(
     beta.request("r2", args={"target": "prod", "replicas": 2})
     app = make_app(state_dir)
     async with app.run_test(size=(80, 24)) as pilot:
-        toasts = capture(app)
         await until(pilot, lambda: app.scanned.is_set())
         await pilot.press("a", "h")
         await until(pilot, lambda: "beta/r2" in queue_keys(app))
@@ -225,8 +239,7 @@ async def test_stale_request_shows_what_changed(
         text = shown(app)
         assert "args.target" in text and '"staging"' in text and '"prod"' in text
         assert "args.replicas" not in text
-        await pilot.press("y")
-        await until(pilot, lambda: any("stale" in t for t in toasts))
+        await not_offered(pilot, app)
     assert decision_of(state_dir, "beta", "r2")["decided_by"] == "alice"
     assert not authorize(state_dir, "beta", "r2").ok
 
@@ -238,7 +251,6 @@ async def test_expired_request_is_not_approvable(
     mission(root, "beta").request("r1", expires_at=stamp(T0 + timedelta(seconds=10)))
     app = make_app(root)
     async with app.run_test(size=(80, 24)) as pilot:
-        toasts = capture(app)
         await until(pilot, lambda: app.scanned.is_set())
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
@@ -248,8 +260,7 @@ async def test_expired_request_is_not_approvable(
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, RequestScreen))
         await until(pilot, lambda: "⊘ expired" in shown(app))
-        await pilot.press("y")
-        await until(pilot, lambda: any("expired" in t for t in toasts))
+        await not_offered(pilot, app)
     assert not (root / "missions/beta/approvals/r1.toml").exists()
 
 
@@ -322,7 +333,6 @@ async def test_a_plan_that_drops_the_step_makes_the_open_request_stale(
     beta.request("r1", step="metrics", tool="promql", args={"q": "up"}, risk="read_only")
     app = make_app(root)
     async with app.run_test(size=(80, 24)) as pilot:
-        toasts = capture(app)
         screen = await open_request(pilot, app)
         assert screen.review is not None and screen.review.can_approve
         write_plan(beta, 2, without(V1, "metrics"))
@@ -331,9 +341,7 @@ async def test_a_plan_that_drops_the_step_makes_the_open_request_stale(
         assert "its plan changed: plan v1 no longer holds" in text
         assert "v1 (latest v2) step-removed" in text
         assert "step 'metrics' of plan v1" in text and "Changed since it was decided" not in text
-        await pilot.press("y")
-        await until(pilot, lambda: any("stale (step-removed)" in t for t in toasts))
-        assert not any(isinstance(s, ReasonDialog) for s in app.screen_stack)
+        await not_offered(pilot, app)
         assert app.workspace.pending_requests() == []
     assert not (root / "missions/beta/approvals/r1.toml").exists()
 

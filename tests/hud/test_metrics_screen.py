@@ -19,7 +19,7 @@ from store.metrics import directory_metrics
 from store.workspace import Workspace
 from tests.factory import resume
 from tests.hud.conftest import until
-from widgets.metrics import Bar, MetricsPanel, bar_plot
+from widgets.metrics import Bar, MetricsPanel, bar_plot, value_lines
 
 SLOW = 15.0
 
@@ -112,8 +112,57 @@ async def test_a_change_is_counted_in_within_the_recount_period(
         await until(pilot, lambda: shown(screen) == expected, SLOW)
 
 
-def test_a_bar_plot_puts_the_most_hits_first_and_scales_to_them() -> None:
-    bars = [Bar("a", 1, 4), Bar("b", 4, 4), Bar("c", 0, 9), Bar("d", 2, 2)]
-    lines = bar_plot("title", bars, width=8, most=2).plain.splitlines()
-    assert lines == ["title", "  b ████████ 4 of 4", "  d ████ 2 of 2", "  and 1 more"]
+def test_a_bar_plot_puts_the_highest_rate_first_and_scales_bars_by_rate() -> None:
+    bars = [Bar("a", 1, 4), Bar("b", 2, 3), Bar("c", 0, 9), Bar("d", 1, 1)]
+    lines = bar_plot("title", bars, width=9, most=2).plain.splitlines()
+    # 1 of 1 is the whole width; 2 of 3 two thirds of it (by count it was half as long)
+    assert lines == ["title", "  d █████████ 1 of 1", "  b ██████    2 of 3", "  and 1 more"]
     assert bar_plot("title", [Bar("c", 0, 9)]).plain == "title\n  none"
+
+
+def test_a_bar_plot_cuts_a_long_label_in_the_middle() -> None:
+    label = "quarterly-cleanup-of-the-old-buckets-2"
+    line = bar_plot("title", [Bar(label, 1, 1)], width=4).plain.splitlines()[1]
+    assert line.split()[0] == "quarterly-cl…d-buckets-2"
+
+
+@pytest.mark.parametrize(
+    ("value", "lines"),
+    [
+        ("7 of 7 (100%)", ["7 of 7 (100%)"]),
+        (
+            "median 58s, p90 1m03s, max 2m10s (5); 1 not recovered",
+            ["median 58s", "p90 1m03s", "max 2m10s (5)", "1 not recovered"],
+        ),
+        (
+            "28 of 155 calls (18%): fetch.run 4 of 33, label.run 4 of 27",
+            ["28 of 155 calls (18%)", "fetch.run 4 of 33", "label.run 4 of 27"],
+        ),
+    ],
+)
+def test_a_value_too_wide_for_its_room_is_one_part_per_line(value: str, lines: list[str]) -> None:
+    assert value_lines(value, 24) == lines
+    assert value_lines(value, 80) == [value]
+
+
+async def test_metrics_at_80_columns_cut_no_value(
+    state_dir: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """Every part of every value is on the screen at 80x24 (scrolled to), tool split kept."""
+    alpha = resume(state_dir, "alpha")
+    for tool in ("payments.refund_batch", "cluster.run", "fetch.run"):
+        alpha.event("attempt", step="s1", attempt=1, phase="finished", tool=tool, outcome="error")
+    app = make_app(state_dir, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_metrics(pilot, app)
+        panel = screen.query_one(MetricsPanel)
+        assert any("payments.refund_batch 1 of 1" in line.value for line in panel.shown)
+        for line in panel.shown:
+            row = panel.rows[line.name]
+            text = str(row.value.render())
+            width = row.value.size.width
+            needed = sum(-(-len(shown) // width) for shown in text.splitlines())
+            shown_lines = min(row.size.height, row.value.size.height)
+            assert shown_lines >= needed, (line.name, text)  # nothing cut off
+            for part in value_lines(line.value, 0):
+                assert part in text.replace("\n", " "), (line.name, part, text)

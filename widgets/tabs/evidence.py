@@ -32,7 +32,7 @@ WINDOW = 1000
 
 COLUMNS: tuple[Column, ...] = (
     ("seq", "Seq", 4, 6),
-    ("id", "Id", 7, 14),
+    ("id", "Id", 12, 24),
     ("step", "Step", 7, 14),
     ("verdict", "Verdict", 7, 12),
     ("method", "Method", 8, 20),
@@ -130,7 +130,9 @@ class EvidenceView(LogView):
         self._unverified_from: int | None = None
         self._checks: dict[str, str] = {}
         self._problems: tuple[Problem, ...] = ()
-        self.table = KeyedTable(COLUMNS, id="evidence-table", on_relayout=self.relayout)
+        self.table = KeyedTable(
+            COLUMNS, id="evidence-table", on_relayout=self.relayout, ids=("id", "step")
+        )
         self.status = Static(id="evidence-status")
         self.detail = Static(id="evidence-detail-text")
 

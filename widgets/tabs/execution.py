@@ -45,7 +45,7 @@ COLUMNS: tuple[Column, ...] = (
     ("seq", "Seq", 5, 7),
     ("at", "Time", 8, 19),
     ("type", "Type", 9, 9),
-    ("step", "Step", 10, 18),
+    ("step", "Step", 12, 24),
     ("what", "What", 0, 0),
 )
 
@@ -165,7 +165,7 @@ class TimelineTable(KeyedTable):
     """The timeline's table: moving up or to the top leaves follow mode."""
 
     def __init__(self, owner: ExecutionView) -> None:
-        super().__init__(COLUMNS, id="execution-table", on_relayout=owner.relayout)
+        super().__init__(COLUMNS, id="execution-table", on_relayout=owner.relayout, ids=("step",))
         self.owner = owner
 
     def action_cursor_up(self) -> None:

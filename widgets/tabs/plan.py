@@ -55,7 +55,7 @@ VERSION_COLUMNS: tuple[Column, ...] = (
     ("reason", "Reason", 0, 0),
 )
 STEP_COLUMNS: tuple[Column, ...] = (
-    ("id", "Step", 10, 16),
+    ("id", "Step", 12, 24),
     ("title", "Title", 0, 0),
     ("risk", "Risk", 4, 18),
     ("depends", "Depends on", 8, 18),
@@ -196,7 +196,9 @@ class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
         self.versions_table = KeyedTable(
             VERSION_COLUMNS, id="plan-versions", on_relayout=self._fill_versions, selectable=True
         )
-        self.steps_table = KeyedTable(STEP_COLUMNS, id="plan-steps", on_relayout=self._fill_steps)
+        self.steps_table = KeyedTable(
+            STEP_COLUMNS, id="plan-steps", on_relayout=self._fill_steps, ids=("id", "depends")
+        )
         self.title_bar = Static(id="plan-title")
         self.diff_scroll = DocumentScroll(id="plan-diff")
         self.diff_doc = Static(id="plan-diff-text")
