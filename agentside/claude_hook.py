@@ -5,8 +5,10 @@ that passes (read-only, or a risk the mission's `[approval] auto` allows) is all
 its attempt's start recorded; any other call becomes an approval request (id: the tool
 use id; denied at once when the HUD could not approve it, see
 `agentside.approval.file_request`), expiring when the wait does, and the hook waits for
-the decision: approved, the attempt starts through `start_approved_attempt` (the
-approval is used, once) and the call is allowed; rejected, denied with the approver's
+the decision, holding the request's lease (`store.lease`): approved, the attempt starts
+through `start_approved_attempt` with that lease (the approval is used, once, and only
+by this waiter) and the call is allowed; SIGTERM, SIGINT or SIGHUP while waiting
+withdraws the request and denies; rejected, denied with the approver's
 reason; no decision in time, `ask` (Claude Code asks its user) with `--on-timeout ask`,
 else denied. Anything that goes wrong denies: the hook fails closed.
 
@@ -30,12 +32,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentside.approval import await_outcome, file_request, outcome
+from agentside.approval import (
+    Interrupted,
+    Outcome,
+    await_outcome,
+    file_request,
+    leaving_on_signals,
+    outcome,
+)
 from agentside.mission import Unusable, constraints, open_mission, plan_step
 from agentside.policy import gate, tool_risk
 from store.agent import AgentError, AgentWriter, PlanError, compact_json, find_attempt
 from store.layout import Kind, safe_request_id
-from store.records import canonical_json
+from store.records import Risk, canonical_json
 
 MAX_LOGGED_ARGS = 64 * 1024
 """Larger tool inputs (a big Write) are logged as their size and sha256: a log line is
@@ -110,29 +119,49 @@ def _pre(hook: HookInput, session: Session) -> dict[str, Any]:
         )
         return answer("allow", verdict.reason)
     request_id = _request_id(hook)
-    file_request(
-        writer,
-        step,
-        tool,
-        hook.tool_input,
-        summary=_summary(hook),
-        risk=verdict.risk,
-        request_id=request_id,
-        expires_in=session.wait,
-    )
-    result = await_outcome(writer, request_id, session.wait)
+    with leaving_on_signals():
+        try:
+            result = _ask(writer, hook, session, verdict.risk, request_id)
+        except Interrupted as signalled:
+            return answer("deny", f"interrupted by {signalled.name} before it waited")
     if result.status == "approved":
-        auth, _ = writer.start_approved_attempt(
-            request_id, _next_attempt(writer), idempotency_key=hook.tool_use_id or None
-        )
-        if auth.ok:
-            writer.step(step, "running", version, f"approved: {request_id}")
-            return answer("allow", f"request {request_id} {result.text()}")
-        result = outcome(request_id, auth, waited=True)
+        writer.step(step, "running", version, f"approved: {request_id}")
+        return answer("allow", f"request {request_id} {result.text()}")
     writer.step(step, "running", version, f"{result.status.replace('_', ' ')}: {request_id}")
     if result.status in ("expired", "timed_out") and session.on_timeout == "ask":
         return answer("ask", f"no decision on request {request_id} within {session.wait:g} s")
     return answer("deny", f"request {request_id} {result.text()}")
+
+
+def _ask(
+    writer: AgentWriter, hook: HookInput, session: Session, risk: Risk, request_id: str
+) -> Outcome:
+    """File the request, wait for the decision holding its lease and, approved, start the
+    attempt with that lease: status `approved` only once the attempt started."""
+    _, lease = file_request(
+        writer,
+        session.step,
+        hook.tool_name,
+        hook.tool_input,
+        summary=_summary(hook),
+        risk=risk,
+        request_id=request_id,
+        expires_in=session.wait,
+        wait=True,
+    )
+    if lease is None:  # file_request takes it when asked to wait
+        raise AgentError(f"no lease on request {request_id}")
+    with lease:
+        result = await_outcome(writer, request_id, session.wait, lease=lease)
+        if result.status != "approved":
+            return result
+        auth, _ = writer.start_approved_attempt(
+            request_id,
+            _next_attempt(writer),
+            idempotency_key=hook.tool_use_id or None,
+            lease=lease,
+        )
+        return result if auth.ok else outcome(request_id, auth, waited=True)
 
 
 def post_tool_use(hook: HookInput, session: Session) -> None:

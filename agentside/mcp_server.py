@@ -146,7 +146,7 @@ def build_server(
         """Ask a human to approve one tool call (exact tool and args) for a plan step, and
         wait: returns only once they decided or the request expired. status "approved"
         means you may call authorize at commit time; anything else means do not run it."""
-        request = file_request(
+        request, _ = file_request(
             writer, step, tool, args, summary=summary, risk=risk, expires_in=expires_in
         )
         return await_outcome(writer, request.id, math.inf).as_json()

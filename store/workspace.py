@@ -25,7 +25,7 @@ from store.derive import (
     mission_status,
     request_status,
 )
-from store.layout import KNOWN_DIRS, Kind, classify, is_transient
+from store.layout import KNOWN_DIRS, Kind, classify, is_transient, lease_path
 from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document, verify_prefix
 from store.loopexec import LoopexecDir
 from store.mission import MissionState
@@ -296,6 +296,16 @@ class Workspace:
             if isinstance(found, Captured) and reader and reader.offset < found.info.st_size:
                 ahead.more.add(rel)
         return touched
+
+    def held_leases(self) -> list[str]:
+        """The lease files (`store.lease`) of undecided requests whose waiter held them when
+        last tested: a process that dies drops its lock without a file change."""
+        return [
+            lease_path(mission.id, request_id)
+            for mission in self.missions.values()
+            for request_id, held in mission.leases.items()
+            if held and request_id not in mission.decisions
+        ]
 
     def readers(self) -> Iterator[LogReader]:
         """Every mission's log readers (for the scrub)."""

@@ -337,7 +337,9 @@ def queue_cells(
     """One queue row: expiry (or status, when not pending), risk, ids, tool, summary.
 
     `ids` are the mission and request ids as the columns show them (whole by default)."""
-    if item.status is RequestStatus.PENDING:
+    if item.status is RequestStatus.PENDING and item.nobody_waiting:
+        expires = Text("nobody waiting")
+    elif item.status is RequestStatus.PENDING:
         left = countdown(item.expires_at, now).removeprefix("in ")
         expires = Text("—" if left == "never" else left)
     else:
