@@ -29,13 +29,22 @@ from itertools import chain
 from typing import Any, Literal
 
 from agentside.mission import constraints, plan_step
-from agentside.output import EXIT_EXPIRED, EXIT_OK, EXIT_REFUSED
+from agentside.output import EXIT_ALREADY, EXIT_EXPIRED, EXIT_OK, EXIT_REFUSED
 from agentside.policy import tool_refusal
 from store.agent import AgentError, AgentWriter, Authorization, rfc3339, wait_for_decision
 from store.lease import Lease, LeaseTaken
 from store.records import ApprovalRequest, Risk
 
-Status = Literal["approved", "rejected", "expired", "timed_out", "withdrawn", "pending", "refused"]
+Status = Literal[
+    "approved",
+    "rejected",
+    "expired",
+    "timed_out",
+    "withdrawn",
+    "pending",
+    "refused",
+    "already_authorized",
+]
 LEAVE_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 """Signals on which a waiter withdraws its request before it exits."""
 
@@ -52,10 +61,13 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        """0 approved; 3 expired, timed out or withdrawn; 1 anything else (rejected,
-        refused, pending)."""
+        """0 approved; 3 expired, timed out or withdrawn; 4 already authorized under the
+        same key (resume: do not repeat the effect); 1 anything else (rejected, refused,
+        pending)."""
         if self.status == "approved":
             return EXIT_OK
+        if self.status == "already_authorized":
+            return EXIT_ALREADY
         no_decision = ("expired", "timed_out", "withdrawn")
         return EXIT_EXPIRED if self.status in no_decision else EXIT_REFUSED
 
@@ -82,6 +94,8 @@ def outcome(request_id: str, auth: Authorization, *, waited: bool) -> Outcome:
     decision = auth.decision
     status: Status
     reason = auth.reason
+    if auth.resume:
+        return Outcome(request_id, "already_authorized", reason)
     if decision is not None and (auth.ok or decision.decision == "reject"):
         status = "approved" if auth.ok else "rejected"
         return Outcome(
@@ -94,6 +108,14 @@ def outcome(request_id: str, auth: Authorization, *, waited: bool) -> Outcome:
     else:
         status = "refused"
     return Outcome(request_id, status, reason)
+
+
+class Interrupted(Exception):
+    """A signal in LEAVE_SIGNALS arrived while waiting."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.name = signal.Signals(signum).name
 
 
 def file_request(
@@ -137,7 +159,14 @@ def file_request(
         if lease is not None:
             lease.abandon()
         raise
-    writer.step(step, "waiting_for_approval", version, f"approval requested: {request_id}")
+    try:
+        writer.step(step, "waiting_for_approval", version, f"approval requested: {request_id}")
+    except BaseException as exc:
+        if lease is not None:  # filed, but its waiter leaves at once
+            left = f"got {exc.name}" if isinstance(exc, Interrupted) else "failed"
+            writer.waiter(request_id, "withdrawn", f"the waiter {left} while filing it")
+            lease.release()
+        raise
     return request, lease
 
 
@@ -148,14 +177,6 @@ def _unreadable(tool: str, args: dict[str, Any]) -> str | None:
 
     found = next(chain(hazards(tool, ("tool",)), hazards(args, ("args",))), None)
     return f"tool or args contain a control or invisible character ({found})" if found else None
-
-
-class Interrupted(Exception):
-    """A signal in LEAVE_SIGNALS arrived while waiting."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.name = signal.Signals(signum).name
 
 
 @contextlib.contextmanager

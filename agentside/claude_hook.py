@@ -123,7 +123,8 @@ def _pre(hook: HookInput, session: Session) -> dict[str, Any]:
         try:
             result = _ask(writer, hook, session, verdict.risk, request_id)
         except Interrupted as signalled:
-            return answer("deny", f"interrupted by {signalled.name} before it waited")
+            said = f"interrupted by {signalled.name}: request {request_id} withdrawn"
+            return answer("deny", f"{said} (or never filed)")
     if result.status == "approved":
         writer.step(step, "running", version, f"approved: {request_id}")
         return answer("allow", f"request {request_id} {result.text()}")

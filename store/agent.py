@@ -27,7 +27,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -339,6 +339,11 @@ class Authorization:
     request: ApprovalRequest | None = None
     raw_request: dict[str, Any] | None = None
     decision: Decision | None = None
+    used: ApprovalUse | None = None
+    """Refused because an attempt already used the approval: that attempt."""
+    resume: bool = False
+    """Refused because the same idempotency key already authorized it: the caller crashed
+    after `authorize` and must not repeat the effect, only record its outcome."""
 
     def __bool__(self) -> bool:
         return self.ok
@@ -352,6 +357,8 @@ class ApprovalUse:
     seq: int
     step: str
     attempt: int
+    idempotency_key: str = ""
+    at: str = ""
 
 
 def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse | None:
@@ -373,8 +380,15 @@ def _first_attempt(root: Path, mission: str, field: str, value: str) -> Approval
     for found in _records_naming(root, mission, value):
         if found.get("type") == "attempt" and found.get(field) == value:
             seq, step, attempt = found.get("seq"), found.get("step"), found.get("attempt")
-            if isinstance(seq, int) and isinstance(step, str) and isinstance(attempt, int):
-                return ApprovalUse(seq, step, attempt)
+            key, at = found.get("idempotency_key", ""), found.get("at", "")
+            if (
+                isinstance(seq, int)
+                and isinstance(step, str)
+                and isinstance(attempt, int)
+                and isinstance(key, str)
+                and isinstance(at, str)
+            ):
+                return ApprovalUse(seq, step, attempt, key, at)
     return None
 
 
@@ -486,7 +500,8 @@ def authorize(
     except LogCorrupt as exc:
         return deny(f"cannot tell whether the approval was used: {exc}")
     if use is not None:
-        return deny(f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})")
+        used = f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})"
+        return Authorization(False, used, request, raw, decision, used=use)
     unwaited = _waiter_refusal(root, mission, request_id, lease)
     if unwaited is not None:
         return deny(unwaited)
@@ -742,10 +757,22 @@ class AgentWriter:
 
         The attempt carries the request's own step, tool and args (exactly what was
         approved) and references the approval, which from then on counts as used.
+        `idempotency_key` defaults to `<mission>/<request>`. Called again with the key
+        that used the approval (a resume after a crash between `authorize` and the
+        effect), it records nothing and answers `resume`: already authorized for that
+        attempt, do not repeat the effect. Another key stays refused as already used.
         """
         moment = self._now(at)
+        key = idempotency_key or f"{self.mission}/{request_id}"
         with self.locked(Kind.EVENTS) as log:
             auth = authorize(self.root, self.mission, request_id, now, lease=lease)
+            used = auth.used
+            if used is not None and used.idempotency_key == key:
+                said = (
+                    f"already authorized for attempt {used.attempt} under {key} at {used.at}: "
+                    "do not repeat the effect; record its outcome"
+                )
+                return replace(auth, reason=said, resume=True), None
             if not auth.ok or auth.request is None:
                 return auth, None
             request = auth.request
@@ -757,7 +784,7 @@ class AgentWriter:
                 "phase": "started",
                 "tool": request.tool,
                 "args": request.args,
-                "idempotency_key": idempotency_key or f"{self.mission}/{request_id}",
+                "idempotency_key": key,
                 "approval": request_id,
                 "effect_possible": request.risk != "read_only",
             }

@@ -54,7 +54,8 @@ def _run(writer: AgentWriter, args: argparse.Namespace) -> int:
         try:
             return _ask(writer, args)
         except Interrupted as signalled:
-            return fail(EXIT_EXPIRED, f"interrupted by {signalled.name} before it waited")
+            said = f"interrupted by {signalled.name}: the request withdrawn (or never filed)"
+            return fail(EXIT_EXPIRED, said)
 
 
 def _ask(writer: AgentWriter, args: argparse.Namespace) -> int:
