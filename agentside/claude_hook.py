@@ -77,7 +77,7 @@ class Session:
     root: Path
     mission: str
     step: str = "session"
-    wait: float = 50.0
+    wait: float = 45.0
     on_timeout: Literal["deny", "ask"] = "deny"
 
 
@@ -98,6 +98,8 @@ def pre_tool_use(hook: HookInput, session: Session) -> dict[str, Any]:
         return _pre(hook, session)
     except (AgentError, Unusable, OSError) as exc:
         return answer("deny", str(exc))
+    except Exception as exc:
+        return answer("deny", f"the hook failed ({type(exc).__name__}: {exc})")
 
 
 def _pre(hook: HookInput, session: Session) -> dict[str, Any]:
