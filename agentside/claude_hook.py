@@ -26,7 +26,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,7 @@ MAX_LOGGED_ARGS = 64 * 1024
 capped at 1 MiB. An approval request always holds the whole input."""
 
 Permission = Literal["allow", "deny", "ask"]
+MIN_WAIT = 0.05
 
 
 class HookInput(BaseModel):
@@ -79,6 +81,14 @@ class Session:
     step: str = "session"
     wait: float = 45.0
     on_timeout: Literal["deny", "ask"] = "deny"
+    since: float = field(default_factory=time.monotonic)
+    """When the wait's clock started (monotonic): the hook process's start, so that a
+    slow start on a busy machine eats into the wait, not into the answer's margin."""
+
+    def left(self) -> float:
+        """Seconds of the wait still left (at least a little: the request must expire
+        after it is written)."""
+        return max(self.wait - (time.monotonic() - self.since), MIN_WAIT)
 
 
 def answer(decision: Permission, reason: str) -> dict[str, Any]:
@@ -140,7 +150,9 @@ def _ask(
     writer: AgentWriter, hook: HookInput, session: Session, risk: Risk, request_id: str
 ) -> Outcome:
     """File the request, wait for the decision holding its lease and, approved, start the
-    attempt with that lease: status `approved` only once the attempt started."""
+    attempt with that lease: status `approved` only once the attempt started. The request
+    expires when the wait ends."""
+    seconds = session.left()
     _, lease = file_request(
         writer,
         session.step,
@@ -149,13 +161,13 @@ def _ask(
         summary=_summary(hook),
         risk=risk,
         request_id=request_id,
-        expires_in=session.wait,
+        expires_in=seconds,
         wait=True,
     )
     if lease is None:  # file_request takes it when asked to wait
         raise AgentError(f"no lease on request {request_id}")
     with lease:
-        result = await_outcome(writer, request_id, session.wait, lease=lease)
+        result = await_outcome(writer, request_id, seconds, lease=lease)
         if result.status != "approved":
             return result
         auth, _ = writer.start_approved_attempt(

@@ -13,7 +13,9 @@ needed approval: the decision approves exactly the request as it is now, has not
 expired, and no attempt has used it yet. `AgentWriter.start_approved_attempt()` makes
 that check and records the attempt under the events log's lock, so one approval runs
 once even with several agents. `wait_for_decision()` waits for a human to decide (it
-polls the decision's name) without using the approval.
+polls the decision's name) without using the approval. A request filed with a waiter
+(`store.lease`) is authorized only for the process holding its lease, or once the waiter
+recorded that it received the decision (a `waiter` event); never once it withdrew.
 """
 
 from __future__ import annotations

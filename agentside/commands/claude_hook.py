@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,9 @@ def build(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.timeout <= MARGIN:
         return fail(EXIT_USAGE, f"--timeout must be over {MARGIN:g} s (the answer's margin)")
-    session = Session(args.state, args.mission, args.step, hook_wait(args), args.on_timeout)
+    session = Session(
+        args.state, args.mission, args.step, hook_wait(args), args.on_timeout, _started()
+    )
     hook = read_hook_input(sys.stdin.buffer.read())
     if isinstance(hook, str):
         _print(answer("deny", hook))
@@ -83,6 +87,18 @@ def run(args: argparse.Namespace) -> int:
 def hook_wait(args: argparse.Namespace) -> float:
     """How long PreToolUse waits: `--wait`, but never past `--timeout` less MARGIN."""
     return float(min(args.wait or math.inf, args.timeout - MARGIN))
+
+
+def _started() -> float:
+    """When this process started, on the `time.monotonic` clock (Linux: from /proc, both
+    count from boot); now, where that cannot be read."""
+    try:
+        with open("/proc/self/stat", "rb") as stat, open("/proc/uptime", "rb") as uptime:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+            age = float(uptime.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+    return time.monotonic() - max(age, 0.0)
 
 
 def read_hook_input(data: bytes) -> HookInput | str:

@@ -123,7 +123,9 @@ class Ran:
 def agent(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., Ran]:
-    """`hud agent ARGS...` in this process, with `stdin` bytes; its exit code and output."""
+    """`hud agent ARGS...` in this process, with `stdin` bytes; its exit code and output.
+    The hook's wait counts from its process's start: here, from the call."""
+    monkeypatch.setattr("agentside.commands.claude_hook._started", time.monotonic)
 
     def run(*args: str, stdin: bytes = b"") -> Ran:
         capsys.readouterr()

@@ -196,3 +196,13 @@ def test_a_lease_that_is_not_a_regular_file_is_nobody_waiting(root: Path) -> Non
     (folder / "r2.wait").symlink_to("/dev/zero")
     assert waiting(root, MISSION, "r2") is False
     assert waiting(root, MISSION, "r3") is None
+
+
+def test_the_execution_tab_says_what_a_waiter_did(root: Path) -> None:
+    from widgets.tabs.execution import what_text
+
+    writer = AgentWriter(root, MISSION, "agent")
+    event = writer.waiter("r1", "withdrawn", "the waiter got SIGTERM and left\x1b[2J")
+    said = what_text(event).plain
+    assert said.startswith("⌛ request withdrawn r1 the waiter got SIGTERM and left")
+    assert "\x1b" not in said
