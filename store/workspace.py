@@ -332,16 +332,17 @@ class Workspace:
 
     def _holds_data(self, rel: str) -> bool:
         """True for a path whose bytes `apply` reads and the workspace captures (a record,
-        a SMALL or loopexec file, hud.toml); False for artifacts, folders, files outside
-        the layout, and loopx's paths: its `read_ahead` captures every file it reads, in
-        any root (`@loopx<n>/...` paths name files of other roots)."""
+        a SMALL or loopexec file, hud.toml); False for artifacts, leases (only their lock
+        is tested), folders, files outside the layout, and loopx's paths: its `read_ahead`
+        captures every file it reads, in any root (`@loopx<n>/...` paths name files of
+        other roots)."""
         if rel == "hud.toml":
             return True
         owner = self._owner(rel)
         if owner is not self.native:
             return not isinstance(owner, LoopxSource)
         located = classify(rel)
-        return located is not None and located.kind is not Kind.ARTIFACT
+        return located is not None and located.kind not in (Kind.ARTIFACT, Kind.LEASE)
 
     def _reader_of(self, rel: str) -> LogReader | None:
         """The log reader that indexes `rel`, if a mission has one."""

@@ -4,6 +4,8 @@ approved in the HUD, and a late approval never authorizes the call."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -17,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from hud.cli import main as hud_main
 from store.agent import AgentWriter, authorize, waiter_states
 from store.approval_checks import approval_queue, refusal, review
 from store.layout import lease_path
@@ -136,6 +139,11 @@ def test_a_sigkilled_waiter_leaves_nobody_waiting(
     assert item.nobody_waiting is not None
     assert workspace.held_leases() == []
 
+    listed = io.StringIO()
+    with contextlib.redirect_stdout(listed):
+        assert hud_main(["approvals", str(root)]) == 0
+    assert "nobody waiting" in listed.getvalue()
+
     _approve_anyway(root, "r1")
     refused = agent("authorize", root, "--mission", MISSION, "r1")
     assert refused.code == 1 and "nobody waiting" in refused.err + refused.out
@@ -206,3 +214,18 @@ def test_the_execution_tab_says_what_a_waiter_did(root: Path) -> None:
     said = what_text(event).plain
     assert said.startswith("⌛ request withdrawn r1 the waiter got SIGTERM and left")
     assert "\x1b" not in said
+
+
+def test_the_hud_tests_a_lease_without_reading_it(root: Path) -> None:
+    """The tick tests held leases every second: a huge lease file costs nothing."""
+    writer = AgentWriter(root, MISSION, "agent")
+    writer.write_plan([{"id": "deploy", "title": "Deploy", "risk": "external_write"}])
+    with Lease.take(root, MISSION, "r1"):
+        (root / lease_path(MISSION, "r1")).write_bytes(b"x" * (4 << 20))
+        writer.request_approval("r1", "deploy", 1, "deploy", {}, "external_write")
+        workspace = _scan(root)
+        assert workspace.held_leases() == [lease_path(MISSION, "r1")]
+        ahead = workspace.read_ahead(workspace.held_leases())
+        assert lease_path(MISSION, "r1") not in ahead.files
+        workspace.apply_read(ahead)
+        assert workspace.missions[MISSION].leases == {"r1": True}
