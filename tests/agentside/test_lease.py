@@ -143,6 +143,10 @@ def test_a_sigkilled_waiter_leaves_nobody_waiting(
     with contextlib.redirect_stdout(listed):
         assert hud_main(["approvals", str(root)]) == 0
     assert "nobody waiting" in listed.getvalue()
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        assert hud_main(["decide", str(root), MISSION, "r1", "approve", "--yes"]) == 1
+    assert "nobody waiting" in said.getvalue()
 
     _approve_anyway(root, "r1")
     refused = agent("authorize", root, "--mission", MISSION, "r1")
