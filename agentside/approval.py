@@ -111,7 +111,7 @@ def outcome(request_id: str, auth: Authorization, *, waited: bool) -> Outcome:
 
 
 class Interrupted(Exception):
-    """A signal in LEAVE_SIGNALS arrived while waiting."""
+    """A signal in LEAVE_SIGNALS arrived while a waiter filed its request or waited."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -203,23 +203,13 @@ def leaving_on_signals() -> Iterator[None]:
 
 
 def await_outcome(
-    writer: AgentWriter,
-    request_id: str,
-    seconds: float,
-    *,
-    lease: Lease | None = None,
-    hand_on: bool = False,
+    writer: AgentWriter, request_id: str, seconds: float, lease: Lease, *, hand_on: bool = False
 ) -> Outcome:
-    """Wait up to `seconds` (at most until the request expires) for the decision.
-
-    With the request's `lease` (held): leaving without a decision withdraws the request
-    (a `waiter` event), also on SIGTERM, SIGINT or SIGHUP (status `withdrawn`, inside
-    `leaving_on_signals`); with
-    `hand_on`, an approval seen is recorded as `received`, so that another process may
-    authorize it later."""
-    if lease is None:
-        auth = wait_for_decision(writer.root, writer.mission, request_id, seconds)
-        return outcome(request_id, auth, waited=True)
+    """Wait up to `seconds` (at most until the request expires) for the decision, holding
+    the request's `lease`. Leaving without a decision withdraws the request (a `waiter`
+    event), also on SIGTERM, SIGINT or SIGHUP inside `leaving_on_signals` (status
+    `withdrawn`); with `hand_on`, an approval seen is recorded as `received`, so that
+    another process may authorize it later."""
     try:
         auth = wait_for_decision(writer.root, writer.mission, request_id, seconds, lease=lease)
         result = outcome(request_id, auth, waited=True)

@@ -167,7 +167,7 @@ def _ask(
     if lease is None:  # file_request takes it when asked to wait
         raise AgentError(f"no lease on request {request_id}")
     with lease:
-        result = await_outcome(writer, request_id, seconds, lease=lease)
+        result = await_outcome(writer, request_id, seconds, lease)
         if result.status != "approved":
             return result
         auth, _ = writer.start_approved_attempt(

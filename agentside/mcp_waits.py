@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from agentside.approval import Outcome, file_request, outcome
-from store.agent import AgentWriter, authorize
+from store.agent import AgentError, AgentWriter, authorize
 from store.lease import Lease
 
 POLL_SECONDS = 0.2
@@ -133,19 +133,26 @@ class Waits:
         expired (an approval is recorded `received`), or given up (withdrawn)."""
         ended: dict[str, Outcome] = {}
         for request_id, (waited, given_up) in open_.items():
-            auth = authorize(self.writer.root, self.writer.mission, request_id, lease=waited.lease)
-            result = outcome(request_id, auth, waited=False)
-            if result.status == "approved":
-                self.writer.waiter(request_id, "received", "the MCP server saw the approval")
-            elif result.status == "pending" and given_up:
-                reason = f"the MCP client stopped asking for {self.patience:g} s"
-                self.writer.waiter(request_id, "withdrawn", reason)
-                result = Outcome(request_id, "withdrawn", reason)
-            elif result.status == "pending":
-                continue
-            waited.lease.release()
-            ended[request_id] = result
+            try:
+                result = self._ended(request_id, waited.lease, given_up)
+            except (AgentError, OSError):
+                continue  # the log cannot take the record now: try again next poll
+            if result is not None:
+                waited.lease.release()
+                ended[request_id] = result
         return ended
+
+    def _ended(self, request_id: str, lease: Lease, given_up: bool) -> Outcome | None:
+        """How the wait for request `request_id` ended, None while it goes on."""
+        auth = authorize(self.writer.root, self.writer.mission, request_id, lease=lease)
+        result = outcome(request_id, auth, waited=False)
+        if result.status == "approved":
+            self.writer.waiter(request_id, "received", "the MCP server saw the approval")
+        elif result.status == "pending" and given_up:
+            reason = f"the MCP client stopped asking for {self.patience:g} s"
+            self.writer.waiter(request_id, "withdrawn", reason)
+            return Outcome(request_id, "withdrawn", reason)
+        return None if result.status == "pending" else result
 
     def close(self) -> None:
         """The session ends: withdraw every request still undecided, release the leases."""

@@ -79,7 +79,7 @@ def _ask(writer: AgentWriter, args: argparse.Namespace) -> int:
     with lease:
         if not args.json:
             print(f"{asked}; waiting up to {args.wait:g} s", flush=True)
-        result = await_outcome(writer, request.id, args.wait, lease=lease, hand_on=True)
+        result = await_outcome(writer, request.id, args.wait, lease, hand_on=True)
     emit(args.json, {**data, **result.as_json()}, printable(result.text()))
     return result.exit_code
 
