@@ -261,6 +261,7 @@ class MissionState:
             self._store(self.decisions, located.parts["request"], rel, present, Decision)
         elif kind is Kind.LEASE:
             self._lease(located.parts["request"], present)
+            self.set_path_problem(rel, file_problem(self.root, rel) if present else None)
         elif kind is Kind.HISTORY:
             _toggle(self.history, rel, present)
             self.set_path_problem(rel, check_history(self.root, rel) if present else None)
@@ -288,7 +289,8 @@ class MissionState:
         return reader
 
     def _lease(self, request_id: str, present: bool) -> None:
-        """Test whether the request's waiter still holds its lease (never blocks)."""
+        """Test whether the request's waiter still holds its lease (never blocks); a lease
+        that is not a regular file counts as nobody waiting, and is a problem too."""
         held = waiting(self.root, self.id, request_id) if present else None
         if held is None:
             self.leases.pop(request_id, None)

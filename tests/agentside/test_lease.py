@@ -208,6 +208,9 @@ def test_a_lease_that_is_not_a_regular_file_is_nobody_waiting(root: Path) -> Non
     (folder / "r2.wait").symlink_to("/dev/zero")
     assert waiting(root, MISSION, "r2") is False
     assert waiting(root, MISSION, "r3") is None
+    problems = {p.path: p.code for p in _scan(root).missions[MISSION].problems()}
+    assert problems[lease_path(MISSION, "r1")] == "not-a-file"
+    assert problems[lease_path(MISSION, "r2")].startswith("symlink")
 
 
 def test_the_execution_tab_says_what_a_waiter_did(root: Path) -> None:
