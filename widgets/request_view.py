@@ -334,12 +334,15 @@ def queue_cells(
     wide: bool,
     ids: tuple[str, str] | None = None,
 ) -> tuple[Text, ...]:
-    """One queue row: expiry (or status, when not pending), risk, ids, tool, summary.
+    """One queue row: expiry (or status, when not pending), risk, ids, tool, summary
+    (led by "nobody waiting" when its waiter is gone).
 
     `ids` are the mission and request ids as the columns show them (whole by default)."""
+    summary = safe(item.summary)
     if item.status is RequestStatus.PENDING and item.nobody_waiting:
-        expires = Text("nobody waiting")
-    elif item.status is RequestStatus.PENDING:
+        said = Text("nobody waiting", style=theme_style("$warning bold", variables))
+        summary = Text.assemble(said, " · ", summary) if item.summary else said
+    if item.status is RequestStatus.PENDING:
         left = countdown(item.expires_at, now).removeprefix("in ")
         expires = Text("—" if left == "never" else left)
     else:
@@ -352,7 +355,7 @@ def queue_cells(
         safe(request),
         safe(item.tool),
         safe(item.step),
-        safe(item.summary),
+        summary,
     )
 
 
