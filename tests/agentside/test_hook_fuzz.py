@@ -6,6 +6,7 @@ prints nothing and exits 0 (recorded) or 1 (it says why); never a traceback."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ scalars = (
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([math.nan, math.inf, -math.inf])  # not JSON: the hook must still answer
     | st.text(max_size=30)
 )
 values = st.recursive(
@@ -42,9 +44,8 @@ weird_text = st.text(max_size=40) | st.sampled_from(
 )
 hook_shaped = st.fixed_dictionaries(
     {
-        "hook_event_name": st.sampled_from([*EVENTS, "Stop"]) | weird_text,
-        "tool_name": st.sampled_from(["Bash", "Read", "Edit", "WebFetch", "mcp__x__y"])
-        | weird_text,
+        "hook_event_name": st.sampled_from(["PreToolUse"] * 3 + [*EVENTS[1:], "Stop", "", "\x00"]),
+        "tool_name": st.sampled_from(["Read", "Glob", "Bash", "Edit", "mcp__x__y"]) | weird_text,
         "tool_input": st.dictionaries(st.text(max_size=8), values, max_size=4) | values,
         "tool_use_id": weird_text,
     },
