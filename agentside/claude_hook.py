@@ -5,8 +5,10 @@ that passes (read-only, or a risk the mission's `[approval] auto` allows) is all
 its attempt's start recorded; any other call becomes an approval request (id: the tool
 use id; denied at once when the HUD could not approve it, see
 `agentside.approval.file_request`), expiring when the wait does, and the hook waits for
-the decision: approved, the attempt starts through `start_approved_attempt` (the
-approval is used, once) and the call is allowed; rejected, denied with the approver's
+the decision, holding the request's lease (`store.lease`): approved, the attempt starts
+through `start_approved_attempt` with that lease (the approval is used, once, and only
+by this waiter) and the call is allowed; SIGTERM, SIGINT or SIGHUP while waiting
+withdraws the request and denies; rejected, denied with the approver's
 reason; no decision in time, `ask` (Claude Code asks its user) with `--on-timeout ask`,
 else denied. Anything that goes wrong denies: the hook fails closed.
 
@@ -24,24 +26,33 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentside.approval import await_outcome, file_request, outcome
+from agentside.approval import (
+    Interrupted,
+    Outcome,
+    await_outcome,
+    file_request,
+    leaving_on_signals,
+    outcome,
+)
 from agentside.mission import Unusable, constraints, open_mission, plan_step
 from agentside.policy import gate, tool_risk
 from store.agent import AgentError, AgentWriter, PlanError, compact_json, find_attempt
 from store.layout import Kind, safe_request_id
-from store.records import canonical_json
+from store.records import Risk, canonical_json
 
 MAX_LOGGED_ARGS = 64 * 1024
 """Larger tool inputs (a big Write) are logged as their size and sha256: a log line is
 capped at 1 MiB. An approval request always holds the whole input."""
 
 Permission = Literal["allow", "deny", "ask"]
+MIN_WAIT = 0.05
 
 
 class HookInput(BaseModel):
@@ -68,8 +79,16 @@ class Session:
     root: Path
     mission: str
     step: str = "session"
-    wait: float = 50.0
+    wait: float = 45.0
     on_timeout: Literal["deny", "ask"] = "deny"
+    since: float = field(default_factory=time.monotonic)
+    """When the wait's clock started (monotonic): the hook process's start, so that a
+    slow start on a busy machine eats into the wait, not into the answer's margin."""
+
+    def left(self) -> float:
+        """Seconds of the wait still left (at least a little: the request must expire
+        after it is written)."""
+        return max(self.wait - (time.monotonic() - self.since), MIN_WAIT)
 
 
 def answer(decision: Permission, reason: str) -> dict[str, Any]:
@@ -89,6 +108,8 @@ def pre_tool_use(hook: HookInput, session: Session) -> dict[str, Any]:
         return _pre(hook, session)
     except (AgentError, Unusable, OSError) as exc:
         return answer("deny", str(exc))
+    except Exception as exc:
+        return answer("deny", f"the hook failed ({type(exc).__name__}: {exc})")
 
 
 def _pre(hook: HookInput, session: Session) -> dict[str, Any]:
@@ -110,29 +131,52 @@ def _pre(hook: HookInput, session: Session) -> dict[str, Any]:
         )
         return answer("allow", verdict.reason)
     request_id = _request_id(hook)
-    file_request(
-        writer,
-        step,
-        tool,
-        hook.tool_input,
-        summary=_summary(hook),
-        risk=verdict.risk,
-        request_id=request_id,
-        expires_in=session.wait,
-    )
-    result = await_outcome(writer, request_id, session.wait)
+    with leaving_on_signals():
+        try:
+            result = _ask(writer, hook, session, verdict.risk, request_id)
+        except Interrupted as signalled:
+            said = f"interrupted by {signalled.name}: request {request_id} withdrawn"
+            return answer("deny", f"{said} (or never filed)")
     if result.status == "approved":
-        auth, _ = writer.start_approved_attempt(
-            request_id, _next_attempt(writer), idempotency_key=hook.tool_use_id or None
-        )
-        if auth.ok:
-            writer.step(step, "running", version, f"approved: {request_id}")
-            return answer("allow", f"request {request_id} {result.text()}")
-        result = outcome(request_id, auth, waited=True)
+        writer.step(step, "running", version, f"approved: {request_id}")
+        return answer("allow", f"request {request_id} {result.text()}")
     writer.step(step, "running", version, f"{result.status.replace('_', ' ')}: {request_id}")
     if result.status in ("expired", "timed_out") and session.on_timeout == "ask":
         return answer("ask", f"no decision on request {request_id} within {session.wait:g} s")
     return answer("deny", f"request {request_id} {result.text()}")
+
+
+def _ask(
+    writer: AgentWriter, hook: HookInput, session: Session, risk: Risk, request_id: str
+) -> Outcome:
+    """File the request, wait for the decision holding its lease and, approved, start the
+    attempt with that lease: status `approved` only once the attempt started. The request
+    expires when the wait ends."""
+    seconds = session.left()
+    _, lease = file_request(
+        writer,
+        session.step,
+        hook.tool_name,
+        hook.tool_input,
+        summary=_summary(hook),
+        risk=risk,
+        request_id=request_id,
+        expires_in=seconds,
+        wait=True,
+    )
+    if lease is None:  # file_request takes it when asked to wait
+        raise AgentError(f"no lease on request {request_id}")
+    with lease:
+        result = await_outcome(writer, request_id, seconds, lease)
+        if result.status != "approved":
+            return result
+        auth, _ = writer.start_approved_attempt(
+            request_id,
+            _next_attempt(writer),
+            idempotency_key=hook.tool_use_id or None,
+            lease=lease,
+        )
+        return result if auth.ok else outcome(request_id, auth, waited=True)
 
 
 def post_tool_use(hook: HookInput, session: Session) -> None:

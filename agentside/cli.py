@@ -23,7 +23,9 @@ EPILOG = """exit codes:
   0  done; approved (request --wait, authorize)
   1  refused or rejected (also stale, already used, not decided at authorize)
   2  cannot run (usage, no such directory or mission, unreadable input)
-  3  expired, or no decision before --wait ran out: default deny
+  3  expired, withdrawn, or no decision before --wait ran out: default deny
+  4  authorize: already authorized under this key (a resume after a crash): do not
+     repeat the effect, record its outcome
 
 An agent writes only .json / .jsonl, through these commands; never a .toml."""
 

@@ -2,24 +2,29 @@
 
 Its tools write through the agents' writer only: `read_mission` (the intent and
 constraints humans set: the agent's bounds, and the latest plan), `propose_plan`,
-`record_step`, `record_evidence`, `request_approval` (returns only once a human decided
-or the request expired; it never uses the approval) and `authorize` (at commit time: uses
-the approval, once). What the writer refuses comes back as a tool error with its reason,
+`record_step`, `record_evidence`, `request_approval` (files the request and returns at
+once: the server waits in the background, `agentside.mcp_waits`), `wait_for_decision`
+and `get_request` (where a request stands; they never use the approval) and `authorize`
+(at commit time: uses the approval, once). Nothing blocks the server: it keeps answering
+other calls while requests wait. What the writer refuses comes back as a tool error with its reason,
 for the model to read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import math
-from collections.abc import Callable
+import inspect
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from agentside.approval import await_outcome, file_request, outcome
+from agentside.approval import outcome
+from agentside.mcp_waits import Waits
 from agentside.mission import (
     Proposal,
     constraints,
@@ -34,17 +39,32 @@ from store.agent import AgentError
 from store.records import PlanStep, Risk, StepState
 
 F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_PATIENCE = 30.0
+"""Seconds without a call about a request after which its client counts as gone."""
+MAX_FIRST_WAIT = 10.0
+MAX_WAIT = 600.0
 
 INSTRUCTIONS = """You work on mission {mission} of an Operator HUD state directory.
 Call read_mission first: its intent and constraints are your bounds. Propose a plan
 (propose_plan) before acting and record each step's state and evidence as you go.
 Before any call with effects that the constraints do not let you make alone, call
-request_approval and wait for its answer; at commit time call authorize, and run the
-call only if it says ok. Never write the state directory's .toml files."""
+request_approval, then wait_for_decision again and again until its status is not
+"pending" (if you stop asking, the request is withdrawn); at commit time call authorize,
+and run the call only if it says ok. Never write the state directory's .toml files."""
 
 
 def _refusals(tool: F) -> F:
     """A refusal of the writer (or of the file system) as a ToolError the model reads."""
+    if inspect.iscoroutinefunction(tool):
+
+        @functools.wraps(tool)
+        async def waiting(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await tool(*args, **kwargs)
+            except (AgentError, OSError) as exc:
+                raise ToolError(str(exc)) from exc
+
+        return cast(F, waiting)
 
     @functools.wraps(tool)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -57,13 +77,31 @@ def _refusals(tool: F) -> F:
 
 
 def build_server(
-    root: Path, mission: str, actor: str = "mcp-agent", *, expires_in: float = 600.0
+    root: Path,
+    mission: str,
+    actor: str = "mcp-agent",
+    *,
+    expires_in: float = 600.0,
+    patience: float = DEFAULT_PATIENCE,
 ) -> MCPServer:
     """The server of mission `mission` of `root` (Unusable if it does not exist); approval
-    requests expire after `expires_in` seconds."""
+    requests expire after `expires_in` seconds and are withdrawn when the client has not
+    asked about them for `patience` seconds (`agentside.mcp_waits`)."""
     writer = open_mission(root, mission, actor)
+    waits = Waits(writer, expires_in, patience)
+
+    @contextlib.asynccontextmanager
+    async def session(_server: MCPServer) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(waits.close)
+
     server: MCPServer = MCPServer(
-        "operator-hud", instructions=INSTRUCTIONS.format(mission=mission), log_level="WARNING"
+        "operator-hud",
+        instructions=INSTRUCTIONS.format(mission=mission),
+        log_level="WARNING",
+        lifespan=session,
     )
 
     @server.tool()
@@ -136,28 +174,56 @@ def build_server(
 
     @server.tool()
     @_refusals
-    def request_approval(
+    async def request_approval(
         step: str,
         tool: str,
         args: dict[str, Any],
         summary: str = "",
         risk: Risk | None = None,
+        wait_seconds: float = 0.0,
     ) -> dict[str, Any]:
-        """Ask a human to approve one tool call (exact tool and args) for a plan step, and
-        wait: returns only once they decided or the request expired. status "approved"
-        means you may call authorize at commit time; anything else means do not run it."""
-        request = file_request(
-            writer, step, tool, args, summary=summary, risk=risk, expires_in=expires_in
-        )
-        return await_outcome(writer, request.id, math.inf).as_json()
+        """Ask a human to approve one tool call (exact tool and args) for a plan step.
+        Returns at once (or once decided, within `wait_seconds`, at most 10) with the
+        request id and its status, usually "pending": then call wait_for_decision (or
+        get_request) until it is decided. Only "approved" lets you call authorize at
+        commit time; anything else means do not run it. Stop asking and the request is
+        withdrawn."""
+        request_id = await waits.file(step, tool, args, summary=summary, risk=risk)
+        first = min(max(wait_seconds, 0.0), MAX_FIRST_WAIT)
+        found = await waits.wait(request_id, first) if first else await waits.get(request_id)
+        return found.as_json()
 
     @server.tool()
     @_refusals
-    def authorize(request_id: str, attempt: int = 1) -> dict[str, Any]:
+    async def wait_for_decision(request_id: str, timeout: float = 20.0) -> dict[str, Any]:
+        """Wait up to `timeout` seconds (keep it under your tool-call timeout; at most
+        MAX_WAIT) for a human to decide request `request_id`; its status then: "pending"
+        means not yet, ask again."""
+        return (await waits.wait(request_id, min(max(timeout, 0.0), MAX_WAIT))).as_json()
+
+    @server.tool()
+    @_refusals
+    async def get_request(request_id: str) -> dict[str, Any]:
+        """Where request `request_id` stands now, without waiting."""
+        return (await waits.get(request_id)).as_json()
+
+    @server.tool()
+    @_refusals
+    def authorize(request_id: str, attempt: int = 1, key: str | None = None) -> dict[str, Any]:
         """At commit time, just before running an approved call: ok only if the approval
-        still holds and was never used; then the attempt is recorded and it is used."""
-        auth, started = writer.start_approved_attempt(request_id, attempt)
-        result = outcome(request_id, auth, waited=False).as_json()
-        return {**result, "ok": auth.ok, "attempt_seq": started.seq if started else None}
+        still holds and was never used; then the attempt is recorded under idempotency
+        `key` (default <mission>/<request>) and the approval is used. Refused: a tool
+        error, do not run the call. Called again with the same key after a crash, status
+        "already_authorized": the effect may have happened; do not repeat it, record its
+        outcome."""
+        auth, started = writer.start_approved_attempt(
+            request_id, attempt, idempotency_key=key, lease=waits.lease(request_id)
+        )
+        result = outcome(request_id, auth, waited=False)
+        if not auth.ok and not auth.resume:
+            raise ToolError(f"not authorized {request_id} ({result.status}): {auth.reason}")
+        used = auth.used if auth.resume else None
+        seq = started.seq if started else used.seq if used else None
+        return {**result.as_json(), "ok": auth.ok, "attempt_seq": seq}
 
     return server

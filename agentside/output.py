@@ -20,7 +20,10 @@ a tool the constraints deny, an approval that is stale, used or not decided."""
 EXIT_USAGE = 2
 """Cannot run: bad arguments, no such directory or mission, an unreadable input file."""
 EXIT_EXPIRED = 3
-"""Expired, or no decision before `--wait` ran out: default deny."""
+"""Expired, withdrawn, or no decision before `--wait` ran out: default deny."""
+EXIT_ALREADY = 4
+"""`authorize` again under the key that already used the approval (a resume after a
+crash between `authorize` and the effect): do not repeat the effect; record its outcome."""
 
 
 def printable(text: str) -> str:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A scripted agent on `hud agent`: propose a plan, ask a human, wait for the decision,
 # authorize at commit time, act, record evidence; then show that the approval cannot be
-# used twice.
+# used twice, and what a resume under the same key is told.
 #
 #   examples/agent-loop.sh STATE_DIR MISSION    (an existing mission, with no plan yet)
 #
@@ -37,9 +37,18 @@ agent evidence deploy --observed "prod reports 1.2.3" --method "GET /version" \
     --proves "the deploy landed"
 agent step deploy succeeded
 
-if agent authorize deploy-1; then
+# The same approval under another key is a second use: refused (exit 1).
+if agent authorize deploy-1 --key deploy-1/again; then
     echo "an approval ran twice" >&2
     exit 1
 else
     echo "second authorize refused (exit $?), as it must be"
+fi
+# The same key again is what a restart after a crash between authorize and the effect
+# does: exit 4, "already authorized": find out whether the effect happened, never redo it.
+if agent authorize deploy-1; then
+    echo "an approval ran twice" >&2
+    exit 1
+else
+    echo "resumed authorize answered (exit $?): do not deploy again"
 fi

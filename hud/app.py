@@ -392,8 +392,11 @@ class HudApp(SafeTitles, App[None]):
             self.notify(message, title="needs you", severity="warning")
 
     def _tick(self) -> None:
-        """Time passes: stale missions and expired requests change without a file change."""
+        """Time passes: stale missions and expired requests change without a file change,
+        and a waiter's lease drops when its process dies: the held ones are tested again."""
         if self.scanned.is_set():
+            if self.live:
+                self.feed.queue(self.workspace.held_leases())
             self._ticks += 1
             due = sorted(self.summaries)[self._ticks % TICK_ROUND :: TICK_ROUND]
             if due:

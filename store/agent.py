@@ -13,7 +13,9 @@ needed approval: the decision approves exactly the request as it is now, has not
 expired, and no attempt has used it yet. `AgentWriter.start_approved_attempt()` makes
 that check and records the attempt under the events log's lock, so one approval runs
 once even with several agents. `wait_for_decision()` waits for a human to decide (it
-polls the decision's name) without using the approval.
+polls the decision's name) without using the approval. A request filed with a waiter
+(`store.lease`) is authorized only for the process holding its lease, or once the waiter
+recorded that it received the decision (a `waiter` event); never once it withdrew.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -47,6 +49,7 @@ from store.layout import (
     safe_mission_id,
     safe_request_id,
 )
+from store.lease import Lease, waiting
 from store.load import (
     EVENT_ADAPTER,
     EVIDENCE_ADAPTER,
@@ -75,6 +78,7 @@ from store.records import (
     StepEvent,
     StepState,
     UsageEvent,
+    WaiterEvent,
     canonical_json,
     request_digest,
     validate,
@@ -337,6 +341,11 @@ class Authorization:
     request: ApprovalRequest | None = None
     raw_request: dict[str, Any] | None = None
     decision: Decision | None = None
+    used: ApprovalUse | None = None
+    """Refused because an attempt already used the approval: that attempt."""
+    resume: bool = False
+    """Refused because the same idempotency key already authorized it: the caller crashed
+    after `authorize` and must not repeat the effect, only record its outcome."""
 
     def __bool__(self) -> bool:
         return self.ok
@@ -350,6 +359,8 @@ class ApprovalUse:
     seq: int
     step: str
     attempt: int
+    idempotency_key: str = ""
+    at: str = ""
 
 
 def find_approval_use(root: Path, mission: str, request_id: str) -> ApprovalUse | None:
@@ -368,41 +379,68 @@ def find_attempt(root: Path, mission: str, idempotency_key: str) -> ApprovalUse 
 
 
 def _first_attempt(root: Path, mission: str, field: str, value: str) -> ApprovalUse | None:
+    for found in _records_naming(root, mission, value):
+        if found.get("type") == "attempt" and found.get(field) == value:
+            seq, step, attempt = found.get("seq"), found.get("step"), found.get("attempt")
+            key, at = found.get("idempotency_key", ""), found.get("at", "")
+            if (
+                isinstance(seq, int)
+                and isinstance(step, str)
+                and isinstance(attempt, int)
+                and isinstance(key, str)
+                and isinstance(at, str)
+            ):
+                return ApprovalUse(seq, step, attempt, key, at)
+    return None
+
+
+def waiter_states(root: Path, mission: str, request_id: str) -> set[str]:
+    """The states of the `waiter` events of request `request_id` (`received`,
+    `withdrawn`), found as `find_approval_use` finds attempts."""
+    return {
+        state
+        for found in _records_naming(root, mission, request_id)
+        if found.get("type") == "waiter"
+        and found.get("request") == request_id
+        and isinstance(state := found.get("state"), str)
+    }
+
+
+def _records_naming(root: Path, mission: str, value: str) -> Iterator[dict[str, Any]]:
+    """Each complete line of the events log that holds `value` as a JSON string, parsed.
+
+    Scans the log with `mmap` for the JSON string and parses only the lines that contain
+    it. LogCorrupt when the log is not a regular file (then no one can tell)."""
     needle = json.dumps(value, ensure_ascii=False).encode("utf-8")
     opened = open_log(root, log_path(mission, Kind.EVENTS))
     if opened is None:
-        return None
+        return
     with opened:
         if opened.info.st_size == 0:
-            return None
+            return
         with mmap.mmap(opened.fd, 0, access=mmap.ACCESS_READ) as view:
             pos = view.find(needle)
             while pos != -1:
                 start = view.rfind(b"\n", 0, pos) + 1
                 end = view.find(b"\n", pos)
                 if end == -1:
-                    return None  # an unterminated last line is not a record yet
-                use = _attempt_with(view[start:end], field, value)
-                if use is not None:
-                    return use
+                    return  # an unterminated last line is not a record yet
+                try:
+                    found = json.loads(view[start:end])
+                except ValueError:
+                    found = None
+                if isinstance(found, dict):
+                    yield found
                 pos = view.find(needle, end)
-    return None
-
-
-def _attempt_with(line: bytes, field: str, wanted: str) -> ApprovalUse | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and value.get("type") == "attempt" and value.get(field) == wanted:
-        seq, step, attempt = value.get("seq"), value.get("step"), value.get("attempt")
-        if isinstance(seq, int) and isinstance(step, str) and isinstance(attempt, int):
-            return ApprovalUse(seq, step, attempt)
-    return None
 
 
 def authorize(
-    root: Path, mission: str, request_id: str, now: datetime | None = None
+    root: Path,
+    mission: str,
+    request_id: str,
+    now: datetime | None = None,
+    *,
+    lease: Lease | None = None,
 ) -> Authorization:
     """May the action of approval request `request_id` run now? Check at commit time.
 
@@ -411,8 +449,11 @@ def authorize(
     `[approval] require_signature`, its signature is valid (`store.signatures`); the plan
     version the request names still holds (`store.plan_binding`: no newer version removes or changes
     its step, or adds or changes a step with effects; refused as `stale (<rule>): ...`);
-    neither the request's `expires_at` nor the decision's `valid_until` has passed; and
-    no attempt event has used this approval yet (one approval runs once).
+    neither the request's `expires_at` nor the decision's `valid_until` has passed; no
+    attempt event has used this approval yet (one approval runs once); and, for a request
+    filed with a waiter (`store.lease`), someone still waits for it: the caller holds its
+    `lease`, or the waiter recorded that it received the decision, and it never withdrew
+    it (`_waiter_refusal`).
     """
     moment = now or utcnow()
     if not safe_mission_id(mission) or not safe_request_id(request_id):
@@ -461,7 +502,11 @@ def authorize(
     except LogCorrupt as exc:
         return deny(f"cannot tell whether the approval was used: {exc}")
     if use is not None:
-        return deny(f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})")
+        used = f"already used by attempt {use.attempt} of step {use.step} (seq {use.seq})"
+        return Authorization(False, used, request, raw, decision, used=use)
+    unwaited = _waiter_refusal(root, mission, request_id, lease)
+    if unwaited is not None:
+        return deny(unwaited)
     if plan_stale is not None:
         return deny(plan_stale)
     if request.expires_at is not None and moment >= request.expires_at:
@@ -469,6 +514,28 @@ def authorize(
     if decision.valid_until is not None and moment >= decision.valid_until:
         return deny(f"expired: approval was valid until {rfc3339(decision.valid_until)}")
     return Authorization(True, "approved", request, raw, decision)
+
+
+def _waiter_refusal(root: Path, mission: str, request_id: str, lease: Lease | None) -> str | None:
+    """For a request filed with a waiter (its lease file exists): why its approval must not
+    run the call, or None. It runs only for the process holding the lease, or after the
+    waiter recorded (a `waiter` event, `received`) that it saw the decision while waiting;
+    never once the waiter withdrew it. A late approval cannot run a call nobody waits for."""
+    if waiting(root, mission, request_id) is None:
+        return None  # filed without a waiter
+    try:
+        states = waiter_states(root, mission, request_id)
+    except LogCorrupt as exc:
+        return f"cannot tell whether anyone waits for it: {exc}"
+    if "withdrawn" in states:
+        return "withdrawn: its waiter left before the decision; file a new request"
+    mine = lease is not None and (lease.mission, lease.request_id) == (mission, request_id)
+    if (mine and lease is not None and lease.held) or "received" in states:
+        return None
+    return (
+        "nobody waiting: the process that filed it and waited for the decision is gone, "
+        "or is not this one; an approval given now cannot run the call"
+    )
 
 
 def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | None:
@@ -521,6 +588,7 @@ def wait_for_decision(
     *,
     poll: float = 0.2,
     now: Callable[[], datetime] = utcnow,
+    lease: Lease | None = None,
 ) -> Authorization:
     """`authorize()` once request `request_id` is decided, has expired, or `timeout` seconds
     passed (then its reason is still "not decided").
@@ -529,7 +597,7 @@ def wait_for_decision(
     that name means decided; `authorize` reads it confined). Never uses the approval:
     `AgentWriter.start_approved_attempt` does that at commit time.
     """
-    auth = authorize(root, mission, request_id, now())
+    auth = authorize(root, mission, request_id, now(), lease=lease)
     if auth.reason != "not decided" or auth.request is None:
         return auth
     expires = auth.request.expires_at
@@ -542,7 +610,7 @@ def wait_for_decision(
         if left <= 0:
             break
         time.sleep(min(poll, left))
-    return authorize(root, mission, request_id, now())
+    return authorize(root, mission, request_id, now(), lease=lease)
 
 
 def _missing(loaded: Loaded[Any]) -> bool:
@@ -664,6 +732,19 @@ class AgentWriter:
     def halt(self, reason: str, at: datetime | None = None) -> HaltEvent:
         return cast(HaltEvent, self.event("halt", {"reason": reason}, at))
 
+    def waiter(
+        self,
+        request_id: str,
+        state: Literal["received", "withdrawn"],
+        reason: str = "",
+        at: datetime | None = None,
+    ) -> WaiterEvent:
+        """Record that the waiter of request `request_id` (`store.lease`) saw its decision
+        (`received`: its approval may run later, for another process) or left without
+        one (`withdrawn`: it can no longer be approved)."""
+        fields = {"request": request_id, "state": state, "reason": reason}
+        return cast(WaiterEvent, self.event("waiter", fields, at))
+
     def start_approved_attempt(
         self,
         request_id: str,
@@ -672,15 +753,28 @@ class AgentWriter:
         idempotency_key: str | None = None,
         now: datetime | None = None,
         at: datetime | None = None,
+        lease: Lease | None = None,
     ) -> tuple[Authorization, AttemptEvent | None]:
         """`authorize` and, if ok, record the attempt's start, both under the events lock.
 
         The attempt carries the request's own step, tool and args (exactly what was
         approved) and references the approval, which from then on counts as used.
+        `idempotency_key` defaults to `<mission>/<request>`. Called again with the key
+        that used the approval (a resume after a crash between `authorize` and the
+        effect), it records nothing and answers `resume`: already authorized for that
+        attempt, do not repeat the effect. Another key stays refused as already used.
         """
         moment = self._now(at)
+        key = idempotency_key or f"{self.mission}/{request_id}"
         with self.locked(Kind.EVENTS) as log:
-            auth = authorize(self.root, self.mission, request_id, now)
+            auth = authorize(self.root, self.mission, request_id, now, lease=lease)
+            used = auth.used
+            if used is not None and used.idempotency_key == key:
+                said = (
+                    f"already authorized for attempt {used.attempt} under {key} at {used.at}: "
+                    "do not repeat the effect; record its outcome"
+                )
+                return replace(auth, reason=said, resume=True), None
             if not auth.ok or auth.request is None:
                 return auth, None
             request = auth.request
@@ -692,7 +786,7 @@ class AgentWriter:
                 "phase": "started",
                 "tool": request.tool,
                 "args": request.args,
-                "idempotency_key": idempotency_key or f"{self.mission}/{request_id}",
+                "idempotency_key": key,
                 "approval": request_id,
                 "effect_possible": request.risk != "read_only",
             }

@@ -18,7 +18,9 @@ Fail closed. A request cannot be approved in place when
   or the step is not in that version; a newer plan version that changes only read-only
   steps is a warning (`read-only-change`), not a blocker;
 * the mission's constraints.toml does not load (the approval's validity and the tool
-  rules come from it), or `[tools]` denies the tool or has an `allow` list without it.
+  rules come from it), or `[tools]` denies the tool or has an `allow` list without it;
+* nobody waits for it any more (`store.derive.nobody_waiting`): it was filed by a waiter
+  (`store.lease`) that withdrew it or is gone.
 
 Rejecting needs only a pending request with a digest, and a reason.
 """
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from store.derive import RequestStatus, request_binding, request_status
+from store.derive import RequestStatus, nobody_waiting, request_binding, request_status
 from store.layout import request_path, unsafe_id
 from store.mission import MissionState
 from store.plan_binding import UNBOUND, PlanBinding
@@ -353,6 +355,12 @@ def review(
         common.append(_status_blocker(status, decision, binding, digest_changed))
     elif decided is not None and decision is None:
         common.append(f"a decision file exists but does not load: {decided.relpath}")
+    else:
+        gone = nobody_waiting(mission, request_id)
+        if gone is not None:
+            blockers.append(
+                f"{gone}; an approval could not run the call (reject it, for the record)"
+            )
     if raw is None:
         first = loaded.problems[0].message if loaded.problems else "unreadable"
         common.append(f"the request file does not load: {first}")
@@ -587,6 +595,8 @@ class QueueItem:
     expires_at: datetime | None
     binding: PlanBinding = UNBOUND
     """What newer plan versions mean for the request: a stale rule, a notice, or none."""
+    nobody_waiting: str | None = None
+    """Why nobody waits for its decision any more (`store.derive.nobody_waiting`)."""
 
     @property
     def key(self) -> str:
@@ -628,6 +638,7 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
             record.requested_at,
             record.expires_at,
             binding,
+            nobody_waiting(mission, request_id),
         )
 
     def text(name: str) -> str:
@@ -648,6 +659,7 @@ def queue_item(mission: MissionState, request_id: str, now: datetime) -> QueueIt
         None,
         None,
         binding,
+        nobody_waiting(mission, request_id),
     )
 
 

@@ -76,6 +76,22 @@ def request_status(mission: MissionState, request_id: str, now: datetime) -> Req
     return RequestStatus.PENDING
 
 
+def nobody_waiting(mission: MissionState, request_id: str) -> str | None:
+    """Why nobody waits any more for the decision on a request filed with a waiter
+    (`store.lease`), or None: its waiter still holds the lease, or it had none. Such a
+    request cannot be approved (a rejection is still recorded)."""
+    withdrawn = mission.waiters.get(request_id)
+    if withdrawn is not None and withdrawn.state == "withdrawn":
+        why = f": {withdrawn.reason}" if withdrawn.reason else ""
+        return f"nobody waiting: {withdrawn.actor} withdrew the request{why}"
+    if mission.leases.get(request_id) is False:
+        return (
+            f"nobody waiting: the process that filed it is gone (its lease "
+            f"approvals/{request_id}.wait is not held)"
+        )
+    return None
+
+
 def pending_count(mission: MissionState, now: datetime) -> int:
     return sum(
         1

@@ -27,6 +27,7 @@ class Kind(StrEnum):
     EVIDENCE = "evidence"
     REQUEST = "request"
     DECISION = "decision"
+    LEASE = "lease"
     HANDOFF = "handoff"
     ARTIFACT = "artifact"
     SIGNERS = "signers"
@@ -87,6 +88,12 @@ TABLE: tuple[Entry, ...] = (
         Owner.HUMAN,
         _m(rf"approvals/(?P<request>{REQUEST_ID})\.toml"),
         "missions/<id>/approvals/<id>.toml",
+    ),
+    Entry(
+        Kind.LEASE,
+        Owner.AGENT,
+        _m(rf"approvals/(?P<request>{REQUEST_ID})\.wait"),
+        "missions/<id>/approvals/<id>.wait",
     ),
     Entry(Kind.HANDOFF, Owner.SYSTEM, _m(r"handoff\.json"), "missions/<id>/handoff.json"),
     Entry(Kind.ARTIFACT, Owner.AGENT, _m(r"artifacts/(?P<name>.+)"), "missions/<id>/artifacts/..."),
@@ -172,6 +179,11 @@ def request_path(mission: str, request: str) -> str:
 
 def decision_path(mission: str, request: str) -> str:
     return f"missions/{mission}/approvals/{request}.toml"
+
+
+def lease_path(mission: str, request: str) -> str:
+    """The waiter's lease on a request (`store.lease`)."""
+    return f"missions/{mission}/approvals/{request}.wait"
 
 
 def log_path(mission: str, kind: Kind) -> str:

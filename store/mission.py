@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from store.artifacts import ArtifactCheck, file_problem, hash_artifact, signature
 from store.confined import lstat
 from store.invariants import mission_invariants
-from store.layout import Kind, Located
+from store.layout import Kind, Located, lease_path
+from store.lease import waiting
 from store.ledger import NOTED_STATES, Ledger
 from store.load import Loaded, LogReader, check_history, load_document
 from store.problems import Problem
@@ -32,6 +33,7 @@ from store.records import (
     Intent,
     Plan,
     StepEvent,
+    WaiterEvent,
     request_digest,
 )
 from store.signatures import (
@@ -54,6 +56,7 @@ EVENT_AGGREGATES = (
     "first_event_at",
     "last_event_at",
     "halt",
+    "waiters",
     "event_step_refs",
     "plan_version_refs",
     "ledger",
@@ -122,6 +125,9 @@ class MissionState:
         """Problems of paths in the mission folder that hold no record: unknown files,
         symlinks, folders that cannot be listed, history files that cannot be read."""
         self.artifacts: set[str] = set()
+        self.leases: dict[str, bool] = {}
+        """Requests filed with a waiter (`approvals/<id>.wait`, `store.lease`): whether
+        the waiter held its lease when the file was last tested."""
         self.events: LogReader | None = None
         self.evidence: LogReader | None = None
         self._problems: list[Problem] | None = None
@@ -143,6 +149,8 @@ class MissionState:
         self.first_event_at: datetime | None = None
         self.last_event_at: datetime | None = None
         self.halt: HaltEvent | None = None
+        self.waiters: dict[str, WaiterEvent] = {}
+        """Per request, the first `waiter` event that withdrew it, else the first one."""
         self.event_step_refs: dict[str, Reference] = {}
         self.plan_version_refs: dict[int, Reference] = {}
         self.ledger = Ledger()
@@ -202,6 +210,10 @@ class MissionState:
         elif kind == "halt":
             self.halt = event
             ledger.halt(event, line)
+        elif kind == "waiter":
+            seen = self.waiters.get(event.request)
+            if seen is None or (seen.state != "withdrawn" and event.state == "withdrawn"):
+                self.waiters[event.request] = event
 
     def _on_evidence(self, item: Evidence, line: int) -> None:
         self.recent_evidence.append((line, item))
@@ -247,6 +259,9 @@ class MissionState:
             self._store(self.requests, located.parts["request"], rel, present, ApprovalRequest)
         elif kind is Kind.DECISION:
             self._store(self.decisions, located.parts["request"], rel, present, Decision)
+        elif kind is Kind.LEASE:
+            self._lease(located.parts["request"], present)
+            self.set_path_problem(rel, file_problem(self.root, rel) if present else None)
         elif kind is Kind.HISTORY:
             _toggle(self.history, rel, present)
             self.set_path_problem(rel, check_history(self.root, rel) if present else None)
@@ -272,6 +287,15 @@ class MissionState:
         if notice is not None:
             self.notices.append(notice)
         return reader
+
+    def _lease(self, request_id: str, present: bool) -> None:
+        """Test whether the request's waiter still holds its lease (never blocks); a lease
+        that is not a regular file counts as nobody waiting, and is a problem too."""
+        held = waiting(self.root, self.id, request_id) if present else None
+        if held is None:
+            self.leases.pop(request_id, None)
+        else:
+            self.leases[request_id] = held
 
     def _store(
         self, table: dict[str, Loaded[Any]], key: str, rel: str, present: bool, model: type[Any]
@@ -332,7 +356,8 @@ class MissionState:
         """Every path this index holds something of (to re-check when a folder moves)."""
         paths = [loaded.relpath for loaded in self.documents()]
         paths += [reader.relpath for reader in (self.events, self.evidence) if reader]
-        return [*paths, *self.history, *self.artifacts, *self.path_problems]
+        leases = [lease_path(self.id, request_id) for request_id in self.leases]
+        return [*paths, *self.history, *self.artifacts, *leases, *self.path_problems]
 
     def set_path_problem(self, rel: str, problem: Problem | None) -> None:
         """Record (or clear) the problem of a path that holds no record."""
@@ -356,6 +381,9 @@ class MissionState:
         }
         self.history = {p for p in self.history if not p.startswith(prefix)}
         self.artifacts = {p for p in self.artifacts if not p.startswith(prefix)}
+        self.leases = {
+            k: v for k, v in self.leases.items() if not lease_path(self.id, k).startswith(prefix)
+        }
 
     # ---- views -----------------------------------------------------------------------
 

@@ -262,8 +262,18 @@ class HaltEvent(EventBase):
     reason: str
 
 
+class WaiterEvent(EventBase):
+    """A waiter (`store.lease`) on approval request `request` saw its decision
+    (`received`) or left without one (`withdrawn`: the request can no longer be approved)."""
+
+    type: Literal["waiter"]
+    request: RequestId
+    state: Literal["received", "withdrawn"]
+    reason: str = ""
+
+
 Event = Annotated[
-    StepEvent | AttemptEvent | UsageEvent | HeartbeatEvent | ErrorEvent | HaltEvent,
+    StepEvent | AttemptEvent | UsageEvent | HeartbeatEvent | ErrorEvent | HaltEvent | WaiterEvent,
     Field(discriminator="type"),
 ]
 

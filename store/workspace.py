@@ -25,7 +25,7 @@ from store.derive import (
     mission_status,
     request_status,
 )
-from store.layout import KNOWN_DIRS, Kind, classify, is_transient
+from store.layout import KNOWN_DIRS, Kind, classify, is_transient, lease_path
 from store.load import MAX_DOCUMENT_BYTES, LogReader, load_document, verify_prefix
 from store.loopexec import LoopexecDir
 from store.mission import MissionState
@@ -297,6 +297,16 @@ class Workspace:
                 ahead.more.add(rel)
         return touched
 
+    def held_leases(self) -> list[str]:
+        """The lease files (`store.lease`) of undecided requests whose waiter held them when
+        last tested: a process that dies drops its lock without a file change."""
+        return [
+            lease_path(mission.id, request_id)
+            for mission in self.missions.values()
+            for request_id, held in mission.leases.items()
+            if held and request_id not in mission.decisions
+        ]
+
     def readers(self) -> Iterator[LogReader]:
         """Every mission's log readers (for the scrub)."""
         for mission in self.missions.values():
@@ -322,16 +332,17 @@ class Workspace:
 
     def _holds_data(self, rel: str) -> bool:
         """True for a path whose bytes `apply` reads and the workspace captures (a record,
-        a SMALL or loopexec file, hud.toml); False for artifacts, folders, files outside
-        the layout, and loopx's paths: its `read_ahead` captures every file it reads, in
-        any root (`@loopx<n>/...` paths name files of other roots)."""
+        a SMALL or loopexec file, hud.toml); False for artifacts, leases (only their lock
+        is tested), folders, files outside the layout, and loopx's paths: its `read_ahead`
+        captures every file it reads, in any root (`@loopx<n>/...` paths name files of
+        other roots)."""
         if rel == "hud.toml":
             return True
         owner = self._owner(rel)
         if owner is not self.native:
             return not isinstance(owner, LoopxSource)
         located = classify(rel)
-        return located is not None and located.kind is not Kind.ARTIFACT
+        return located is not None and located.kind not in (Kind.ARTIFACT, Kind.LEASE)
 
     def _reader_of(self, rel: str) -> LogReader | None:
         """The log reader that indexes `rel`, if a mission has one."""

@@ -338,9 +338,13 @@ def queue_cells(
     ids: tuple[str, str] | None = None,
 ) -> tuple[Text, ...]:
     """One queue row: expiry (or status, when not pending), risk (in `words`, or only its
-    symbol), ids, tool, step, summary.
+    symbol), ids, tool, step, summary (led by "nobody waiting" when its waiter is gone).
 
     `ids` are the mission and request ids as the columns show them (whole by default)."""
+    summary = safe(item.summary)
+    if item.status is RequestStatus.PENDING and item.nobody_waiting:
+        said = Text("nobody waiting", style=theme_style("$warning bold", variables))
+        summary = Text.assemble(said, " · ", summary) if item.summary else said
     if item.status is RequestStatus.PENDING:
         left = countdown(item.expires_at, now).removeprefix("in ")
         expires = Text("—" if left == "never" else left)
@@ -354,7 +358,7 @@ def queue_cells(
         safe(request),
         safe(item.tool),
         safe(item.step),
-        safe(item.summary),
+        summary,
     )
 
 

@@ -1,8 +1,10 @@
-"""`hud agent mcp DIR --mission M [--actor A] [--expires-in SECONDS]`: serve one mission
-over MCP on stdin/stdout (`agentside.mcp_server`) until the client closes it.
+"""`hud agent mcp DIR --mission M [--actor A] [--expires-in SECONDS] [--patience SECONDS]`:
+serve one mission over MCP on stdin/stdout (`agentside.mcp_server`) until the client
+closes it.
 
-Keep `--expires-in` (how long `request_approval` may wait for a human) below the client's
-tool-call timeout.
+`request_approval` returns at once; the client then asks `wait_for_decision` (each call
+under its own tool-call timeout). A request the client has not asked about for
+`--patience` seconds is withdrawn: nobody waits for it any more.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from agentside.commands import seconds
-from agentside.mcp_server import build_server
+from agentside.mcp_server import DEFAULT_PATIENCE, build_server
 from agentside.mission import Unusable
 from agentside.output import EXIT_OK, EXIT_USAGE, fail
 
@@ -26,11 +28,20 @@ def build(parser: argparse.ArgumentParser) -> None:
         default=600.0,
         help="seconds an approval request waits for a human (default 600)",
     )
+    parser.add_argument(
+        "--patience",
+        type=seconds,
+        default=DEFAULT_PATIENCE,
+        help=f"withdraw a request the client has not asked about for this long "
+        f"(default {DEFAULT_PATIENCE:g} s)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        server = build_server(args.dir, args.mission, args.actor, expires_in=args.expires_in)
+        server = build_server(
+            args.dir, args.mission, args.actor, expires_in=args.expires_in, patience=args.patience
+        )
     except Unusable as exc:
         return fail(EXIT_USAGE, str(exc))
     server.run("stdio")

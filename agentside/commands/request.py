@@ -4,8 +4,10 @@ Writes an approval request for the tool call (against the latest plan version; i
 is the step's, unless `--risk`) and marks the step waiting for approval. Refused (exit 1)
 when the mission's `[tools]` rules mean it could never be approved. With `--wait`, waits
 until a human decides, the request expires or SECONDS pass, prints the decision, and
-exits 0 approved, 1 rejected, 3 expired or timed out. Waiting does not use the approval:
-run `hud agent authorize` at commit time.
+exits 0 approved, 1 rejected, 3 expired, timed out or withdrawn. While it waits it holds
+the request's lease (`store.lease`); leaving without a decision (also on SIGTERM, SIGINT,
+SIGHUP) withdraws the request, and an approval it saw is recorded as received. Waiting
+does not use the approval: run `hud agent authorize` at commit time.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentside.approval import await_outcome, file_request
+from agentside.approval import Interrupted, await_outcome, file_request, leaving_on_signals
 from agentside.commands import guarded, read_input, seconds, target
 from agentside.mission import Unusable
-from agentside.output import EXIT_OK, emit, printable
+from agentside.output import EXIT_EXPIRED, EXIT_OK, emit, fail, printable
 from store.agent import AgentWriter, rfc3339
 from store.records import Risk
 
@@ -48,7 +50,16 @@ def _args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run(writer: AgentWriter, args: argparse.Namespace) -> int:
-    request = file_request(
+    with leaving_on_signals():
+        try:
+            return _ask(writer, args)
+        except Interrupted as signalled:
+            said = f"interrupted by {signalled.name}: the request withdrawn (or never filed)"
+            return fail(EXIT_EXPIRED, said)
+
+
+def _ask(writer: AgentWriter, args: argparse.Namespace) -> int:
+    request, lease = file_request(
         writer,
         args.step,
         args.tool,
@@ -57,16 +68,18 @@ def _run(writer: AgentWriter, args: argparse.Namespace) -> int:
         risk=args.risk,
         request_id=args.id,
         expires_in=args.expires_in,
+        wait=args.wait is not None,
     )
     expires = rfc3339(request.expires_at) if request.expires_at else None
     data = {"request": request.id, "risk": request.risk, "expires_at": expires}
     asked = f"requested {request.id}: {printable(request.tool)} ({request.risk}), expires {expires}"
-    if args.wait is None:
+    if lease is None:
         emit(args.json, {**data, "status": "pending"}, asked)
         return EXIT_OK
-    if not args.json:
-        print(f"{asked}; waiting up to {args.wait:g} s", flush=True)
-    result = await_outcome(writer, request.id, args.wait)
+    with lease:
+        if not args.json:
+            print(f"{asked}; waiting up to {args.wait:g} s", flush=True)
+        result = await_outcome(writer, request.id, args.wait, lease, hand_on=True)
     emit(args.json, {**data, **result.as_json()}, printable(result.text()))
     return result.exit_code
 

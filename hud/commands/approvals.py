@@ -46,6 +46,7 @@ def to_json(item: QueueItem, checked: Review) -> dict[str, Any]:
         "requested_by": request.requested_by if request else None,
         "requested_at": _time(item.requested_at),
         "expires_at": _time(item.expires_at),
+        "nobody_waiting": item.nobody_waiting,
         "digest": checked.digest,
         "args": checked.raw.get("args") if checked.raw else None,
         "can_approve": checked.can_approve,
@@ -122,6 +123,8 @@ def render(items: list[QueueItem], reviews: list[Review], now: datetime) -> str:
     rows = [("EXPIRES", "RISK", "REQUEST", "TOOL", "STEP", "SUMMARY")]
     for item in items:
         when = countdown(item.expires_at, now) if item.status.value == "pending" else ""
+        if item.nobody_waiting and item.status.value == "pending":
+            when = "nobody waiting"
         rows.append(
             (
                 when or item.status.value,

@@ -52,7 +52,8 @@ def set_constraints(root: Path, **tables: Any) -> None:
 
 @dataclass
 class Approver:
-    """Decides the first request filed after it started, in a thread; `decided` names it,
+    """Decides the first request filed after it started (or `request`), in a thread;
+    `decided` names it,
     `refused` says why the HUD's checks refused to."""
 
     root: Path
@@ -62,6 +63,8 @@ class Approver:
     refused: list[str] = field(default_factory=list)
     thread: threading.Thread | None = None
     before: set[Path] = field(default_factory=set)
+    request: str | None = None
+    """Decide this request, even if it was filed before the approver started."""
 
     def start(self) -> Approver:
         self.before = set(self._requests())
@@ -81,7 +84,7 @@ class Approver:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             for path in self._requests():
-                if path in self.before:
+                if path in self.before and path.stem != self.request:
                     continue
                 writer = human(self.root)
                 workspace = Workspace(self.root)
@@ -120,7 +123,9 @@ class Ran:
 def agent(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., Ran]:
-    """`hud agent ARGS...` in this process, with `stdin` bytes; its exit code and output."""
+    """`hud agent ARGS...` in this process, with `stdin` bytes; its exit code and output.
+    The hook's wait counts from its process's start: here, from the call."""
+    monkeypatch.setattr("agentside.commands.claude_hook._started", time.monotonic)
 
     def run(*args: str, stdin: bytes = b"") -> Ran:
         capsys.readouterr()

@@ -4,6 +4,7 @@ approver is a thread deciding with `store.human`, as a human in the HUD would.""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentside.claude_hook import MAX_LOGGED_ARGS
+from agentside.commands.claude_hook import build, hook_wait
 from tests.agentside.conftest import MISSION, Approver, Ran, set_constraints
 
 SESSION = "5d4c7a1e-0b7f-4c52-9d0e-2f1a3b4c5d6e"
@@ -166,6 +168,23 @@ def test_no_decision_in_time_denies_or_asks(hook: Callable[..., Any], root: Path
     # the request expired with the wait: a late approval cannot make it run
     request = json.loads((root / "missions" / MISSION / "approvals" / "toolu_b.json").read_text())
     assert request["expires_at"] is not None
+
+
+def test_the_wait_ends_15_s_before_the_hook_timeout(hook: Callable[..., Any], agent: Agent) -> None:
+    parser = argparse.ArgumentParser()
+    build(parser)
+    given = ["--state", "s", "--mission", "m"]
+    assert hook_wait(parser.parse_args(given)) == 45  # Claude Code's default 60 s timeout
+    assert hook_wait(parser.parse_args([*given, "--timeout", "600", "--wait", "570"])) == 570
+    assert hook_wait(parser.parse_args([*given, "--timeout", "600", "--wait", "599"])) == 585
+    started = time.monotonic()
+    decision, reason, _ = hook(
+        hook_input("Bash", use="toolu_t"), "--timeout", "16", "--wait", "50", "--on-timeout", "ask"
+    )
+    assert time.monotonic() - started < 3
+    assert decision == "ask" and "within 1 s" in reason
+    too_short = agent("claude-hook", "--state", "s", "--mission", "m", "--timeout", "15")
+    assert too_short.code == 2 and "--timeout must be over 15 s" in too_short.err
 
 
 def test_constraints_decide_what_needs_a_human(hook: Callable[..., Any], root: Path) -> None:

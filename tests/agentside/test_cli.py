@@ -137,8 +137,8 @@ def test_request_wait_approved_then_authorize_once(
     assert ran.out.rstrip().endswith(": checked the diff")
     first = agent("authorize", planned, "--mission", MISSION, "r1", "--json")
     assert first.code == 0 and first.json()["ok"] is True
-    second = agent("authorize", planned, "--mission", MISSION, "r1")
-    assert second.code == 1 and "already used by attempt 1 of step deploy" in second.out
+    again = agent("authorize", planned, "--mission", MISSION, "r1", "--key", "other")
+    assert again.code == 1 and "already used by attempt 1 of step deploy" in again.out
 
 
 def test_request_wait_rejected_exits_1(

@@ -41,8 +41,10 @@ def test_requests_waits_authorizes_once_and_a_second_authorize_fails(
     assert lines[2].startswith("approved by alice at ") and lines[2].endswith(": ship it")
     assert lines[3].startswith("authorized deploy-1: attempt 1 started")
     assert "deploying 1.2.3 to prod" in lines
-    assert lines[-2].startswith("not authorized deploy-1: already used by attempt 1")
-    assert lines[-1] == "second authorize refused (exit 1), as it must be"
+    assert lines[-4].startswith("not authorized deploy-1: already used by attempt 1")
+    assert lines[-3] == "second authorize refused (exit 1), as it must be"
+    assert lines[-2].startswith("deploy-1: already authorized for attempt 1 under ship/deploy-1")
+    assert lines[-1] == "resumed authorize answered (exit 4): do not deploy again"
 
 
 def test_a_rejection_stops_the_loop(root: Path, approver: Callable[..., Approver]) -> None:

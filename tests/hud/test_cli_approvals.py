@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -199,3 +201,28 @@ def test_decide_refuses_a_request_whose_plan_no_longer_holds(
         assert authorize(tmp_path, "m", "r1").ok
         if case.rule == "read-only-change":
             assert "warning: notice (read-only-change): " in err
+
+
+def test_the_readme_decide_usage_works_verbatim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's synopsis names what approving needs, and its examples run as written."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    synopsis = next(line for line in readme.splitlines() if line.startswith("hud decide "))
+    for flag in ("--reason", "--yes", "--confirm-tool"):
+        assert flag in synopsis
+    examples = re.findall(r"`(hud decide ./state [^`]+)`", readme)
+    assert len(examples) == 2
+    monkeypatch.chdir(tmp_path)
+    for index, example in enumerate(examples):
+        state = Path(f"run{index}/state")
+        mission(tmp_path / state, "ship").plan().request("deploy-1", risk="external_write")
+        monkeypatch.chdir(tmp_path / f"run{index}")
+        assert main(shlex.split(example)[1:]) == 0, capsys.readouterr()
+    assert "approve" in decision_at(tmp_path / "run0/state") and "reject" in decision_at(
+        tmp_path / "run1/state"
+    )
+
+
+def decision_at(root: Path) -> str:
+    return str(tomllib.loads((root / "missions/ship/approvals/deploy-1.toml").read_text()))

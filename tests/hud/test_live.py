@@ -135,3 +135,35 @@ async def test_header_counts_equal_the_lists_they_open(
         fresh = Workspace(tmp_path, app.workspace.clock)
         fresh.scan()
         assert counted(header, r"⚠ (\d+) problem") == len(fresh.problems())
+
+
+async def test_a_waiter_that_dies_shows_nobody_waiting_without_a_file_change(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """A lock drops with its process and the watcher hears nothing: the HUD tests the
+    held leases again as time passes, and the queue then says "nobody waiting"."""
+    from store.approval_checks import approval_queue
+    from store.lease import Lease
+
+    filed = mission(tmp_path, "alpha").intent().plan()
+    lease = Lease.take(tmp_path, "alpha", "r1")
+    filed.request("r1")
+    app = make_app(tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and "● live" in header_text(app))
+        queued = lambda: approval_queue(app.workspace, app.now())  # noqa: E731
+        assert [item.nobody_waiting for item in queued()] == [None]
+        lease.release()  # as the kernel does when the waiter dies
+        await until(pilot, lambda: queued()[0].nobody_waiting is not None, timeout=5)
+        app.push_screen(ApprovalsScreen())
+        await until(pilot, lambda: "nobody waiting" in _table_text(app))
+
+
+def _table_text(app: HudApp) -> str:
+    from widgets.request_view import QueueTable
+
+    tables = app.screen.query(QueueTable)
+    if not tables:
+        return ""
+    table = tables.first()
+    return " ".join(str(cell) for row in range(table.row_count) for cell in table.get_row_at(row))

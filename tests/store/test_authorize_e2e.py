@@ -74,8 +74,14 @@ def test_approved_runs_exactly_once(agent: AgentWriter) -> None:
     assert first.ok and isinstance(event, AttemptEvent)
     assert event.tool == "deploy" and event.args == {"target": "prod", "version": "1.2.3"}
     assert event.approval == "r1"
-    again, none = agent.start_approved_attempt("r1", 2, now=NOW + timedelta(minutes=2))
+    again, none = agent.start_approved_attempt(
+        "r1", 2, idempotency_key="another", now=NOW + timedelta(minutes=2)
+    )
     assert not again.ok and none is None and "already used" in again.reason
+    assert not again.resume
+    resumed, none = agent.start_approved_attempt("r1", 1, now=NOW + timedelta(minutes=3))
+    assert not resumed.ok and none is None and resumed.resume  # the same (default) key
+    assert resumed.reason.startswith("already authorized for attempt 1 under ship/r1 at ")
     assert len(attempts(agent.root)) == 1
 
 

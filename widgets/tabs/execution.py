@@ -25,6 +25,7 @@ from store.records import (
     HeartbeatEvent,
     StepEvent,
     UsageEvent,
+    WaiterEvent,
 )
 from store.text import duration
 from widgets.filter import filter_bindings
@@ -126,6 +127,12 @@ def what_text(
     elif isinstance(record, HaltEvent):
         text.append("■ halted: ", style="bold")
         text.append_text(safe(record.reason))
+    elif isinstance(record, WaiterEvent):
+        text.append(f"⌛ request {record.state} ", style="dim")
+        text.append_text(safe(record.request))
+        if record.reason:
+            text.append(" ")
+            text.append_text(safe(record.reason))
     else:
         text.append_text(safe(compact(record)))
     return text
