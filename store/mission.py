@@ -303,6 +303,11 @@ class MissionState:
                 )
             )
 
+    def forget_artifact(self, rel: str) -> None:
+        """`rel` is a folder now (a layout folder under artifacts/): no artifact is there."""
+        self._derive_again()
+        self.artifacts.discard(rel)
+
     def unchecked_artifacts(self) -> list[str]:
         """Cited artifacts whose file changed since their last check, or that were never
         checked (`hash_artifacts` checks them); only metadata is read here."""
