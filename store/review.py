@@ -441,22 +441,23 @@ def _repeated_work(scope: _Scope) -> Found:
 
 def _runaway_loop(scope: _Scope) -> Found:
     mission = scope.mission
+    latest = max(mission.plans, default=None)
+    if scope.version != latest:  # a step's attempts and the budget are the mission's
+        return "unknown", f"judged for the latest plan version (v{latest}), as the status is", []
     limit, source = attempt_limit(mission)
     failures: list[Cite] = []
     for step, count in sorted(mission.ledger.attempts.items()):
-        latest = mission.step_latest.get(step)
-        succeeded = latest is not None and latest.event.state == "succeeded"
+        now = mission.step_latest.get(step)
+        succeeded = now is not None and now.event.state == "succeeded"
         if step not in scope.steps or count < limit or (count == limit and succeeded):
             continue
         lines = mission.ledger.attempt_lines.get(step, ())
         crossing = limit if count > limit else limit - 1  # the attempt past, or the last
-        line = lines[crossing] if crossing < len(lines) else (lines[-1] if lines else None)
+        line = lines[crossing] if crossing < len(lines) else None  # past the lines kept
         what = "past" if count > limit else "all of"
         note = f"{step}: {count} attempts, {what} the {limit} allowed ({source})"
         failures.append(Cite(mission.events_path, line, note))
-    for overrun in (
-        over_budget(mission) if scope.version == max(mission.plans, default=None) else ()
-    ):
+    for overrun in over_budget(mission):
         note = f"usage past the budget: {overrun.describe()}"
         failures.append(Cite(mission.events_path, overrun.line or None, note))
     return _judge(

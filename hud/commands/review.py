@@ -1,6 +1,6 @@
 """`hud review DIR MISSION [--version N] [--json]`: review a plan version.
 
-Seven questions and four failure modes, each answered pass, fail or unknown from the
+Seven questions and six failure modes, each answered pass, fail or unknown from the
 mission's records, with the records (path:line) that decide it (`store.review`; how each
 is decided: docs/review.md). The latest plan version unless `--version N`.
 

@@ -409,6 +409,7 @@ def test_an_answer_cites_only_attempts_of_the_version_under_review(m: Mission) -
     assert v1["safe-resume"].verdict == "pass"
     assert v2["safe-resume"].verdict == "fail"
     assert {c.line for c in v2["safe-resume"].cites} == {5}
+    assert v1["runaway-loop"].verdict == "unknown"  # the mission's: judged for the latest
 
 
 @pytest.mark.parametrize(
