@@ -2,9 +2,10 @@
 
 The human's current instructions are intent.toml and constraints.toml as they are now;
 when they were edited (`edited_at`) is known. Two things the records can show: a step
-that ran after the edit under a plan version written before it (no new plan took the
-edit in), and a tool started after the constraints were edited that they now deny (or
-leave out of a non-empty allow list). What an agent keeps in its own memory or prompt
+that ran after the intent was edited under a plan version written before that (no new
+plan took the edit in; a constraints edit, say a budget raised, needs no new plan), and
+a tool started after the constraints were edited that they now deny (or leave out of a
+non-empty allow list). What an agent keeps in its own memory or prompt
 is out of reach (docs/review.md). Pure: reads the index, never a file.
 """
 
@@ -26,21 +27,16 @@ class Stale(NamedTuple):
 
 
 def _edited(mission: MissionState) -> tuple[datetime, str] | None:
-    """The latest edit of the intent or constraints: its time and which file, revision."""
-    edits = []
-    for loaded, name in (
-        (mission.intent, "intent.toml"),
-        (mission.constraints, "constraints.toml"),
-    ):
-        record = loaded.record if loaded is not None else None
-        if record is not None and record.edited_at is not None:
-            edits.append((record.edited_at, f"{name} (revision {record.revision})"))
-    return max(edits, default=None)
+    """When the intent was last edited, and its revision."""
+    record = mission.intent.record if mission.intent is not None else None
+    if record is None or record.edited_at is None:
+        return None
+    return record.edited_at, f"intent.toml (revision {record.revision})"
 
 
 def stale_instructions(mission: MissionState) -> list[Stale]:
-    """Steps that ran under a plan older than the last edit, and denied tools used after
-    the constraints' edit (or at all, when they carry no edit time)."""
+    """Steps that ran under a plan older than the intent's last edit, and denied tools
+    used after the constraints' edit (or at all, when they carry no edit time)."""
     found: list[Stale] = []
     edited = _edited(mission)
     if edited is not None:

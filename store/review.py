@@ -487,8 +487,8 @@ def _stale_instructions(scope: _Scope) -> Found:
     ]
     return _judge(
         failures,
-        "nothing ran after the intent or constraints changed without a plan that took the "
-        "change in, and no denied tool ran",
+        "nothing ran after the intent changed without a plan that took the change in, and "
+        "no denied tool ran",
         "the run acted on instructions older than the current ones",
         [],
     )

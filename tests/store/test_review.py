@@ -517,18 +517,26 @@ def test_forgotten_id(m: Mission, build: Build, verdict: str, says: str) -> None
 
 def test_stale_instructions(m: Mission) -> None:
     edited = stamp(T0 + timedelta(minutes=10))
+    m.intent("Work", objective="never push to main", revision=2, edited_at=edited)
     m.constraints(tools={"deny": ["force_push"]}, revision=2, edited_at=edited)
     m.clock = T0 + timedelta(minutes=5)
-    m.step("s1", "running")  # line 1: before the edit
+    m.step("s1", "running")  # line 1: before the edits
     assert answer(m, "stale-instructions").verdict == "pass"
     m.clock = T0 + timedelta(minutes=20)
-    m.step("s1", "running")  # line 2: after it, under plan v1 written before it
+    m.step("s1", "running")  # line 2: after them, under plan v1 written before
     attempt(m, tool="force_push", effect_possible=False)  # line 3: a tool now denied
     found = answer(m, "stale-instructions")
     assert found.verdict == "fail"
     assert [c.line for c in found.cites] == [2, 3]
-    assert "constraints.toml (revision 2) was edited" in found.cites[0].note
+    assert "after intent.toml (revision 2) was edited" in found.cites[0].note
     assert "force_push, which constraints.toml [tools] denies" in found.cites[1].note
+
+
+def test_a_constraints_edit_alone_needs_no_new_plan(m: Mission) -> None:
+    m.constraints(budget={"usd": 50.0}, revision=2, edited_at=stamp(T0 + timedelta(minutes=10)))
+    m.clock = T0 + timedelta(minutes=20)
+    m.step("s1", "running")  # the budget was raised: the plan still holds
+    assert answer(m, "stale-instructions").verdict == "pass"
 
 
 @pytest.mark.parametrize(
