@@ -110,13 +110,14 @@ class AttemptSeen(NamedTuple):
 
 
 class Completed(NamedTuple):
-    """An effect that finished ok: its started line, attempt, key and what it did (the
-    sha256 of its tool and canonical args)."""
+    """An effect that finished ok: its started line, attempt, key, what it did (the
+    sha256 of its tool and canonical args) and the plan version it ran under."""
 
     line: int
     attempt: int
     key: str
     digest: str
+    version: int
 
 
 class KnownRef(NamedTuple):
@@ -278,7 +279,7 @@ class Ledger:
                 self._finding(event, line, version, "unkeyed-repeat", again)
         digest = effect_digest(event)
         for done in self.completed.get(step, ()):
-            if done.digest == digest and (not key or key != done.key):
+            if done.digest == digest and done.version == version and (not key or key != done.key):
                 under = f"key {key!r}" if key else "no key"
                 again = (
                     f"attempt {event.attempt} does again what attempt {done.attempt} (line "
@@ -313,9 +314,8 @@ class Ledger:
                 self.ran[(step, last.plan_version)] = last
             if outcome == "ok":
                 begun = last.event
-                done = Completed(
-                    last.line, event.attempt, begun.idempotency_key, effect_digest(begun)
-                )
+                key, digest = begun.idempotency_key, effect_digest(begun)
+                done = Completed(last.line, event.attempt, key, digest, last.plan_version)
                 self.completed[step] = (*self.completed.get(step, ()), done)[-COMPLETED_KEPT:]
             started = last
         elif started is None or started.event.attempt != event.attempt:

@@ -399,17 +399,28 @@ def test_an_answer_cites_only_attempts_of_the_version_under_review(m: Mission) -
     effectful(m)
     planned(m, EFFECTFUL, 2, reason="again")
     m.step("s1", "running", 1)
+    attempt(m, idempotency_key="k1")  # line 2: under v1, never finished
+    m.step("s1", "running", 2)
+    attempt(m, attempt=2, idempotency_key="k2")  # line 4: under v2, another key
+    v1 = {a.key: a for a in review_of(m, 1).answers}
+    v2 = {a.key: a for a in review_of(m, 2).answers}
+    assert v1["safe-resume"].verdict == "pass"
+    assert [c.line for c in v1["safe-resume"].cites] == [2]
+    assert v2["safe-resume"].verdict == "fail"
+    assert {c.line for c in v2["safe-resume"].cites} == {4}
+    assert v1["runaway-loop"].verdict == "unknown"  # the mission's: judged for the latest
+
+
+def test_an_effect_done_again_under_a_new_plan_is_not_redone_work(m: Mission) -> None:
+    effectful(m)
+    planned(m, EFFECTFUL, 2, reason="deploy again, with the fix")
+    m.step("s1", "running", 1)
     attempt(m, idempotency_key="k1")
     finished(m, "ok")
     m.step("s1", "running", 2)
-    attempt(m, attempt=2, idempotency_key="k2")  # under v2, redoing v1's effect
-    v1 = {a.key: a for a in review_of(m, 1).answers}
-    v2 = {a.key: a for a in review_of(m, 2).answers}
-    assert [c.line for c in v1["safe-resume"].cites] == [2]
-    assert v1["safe-resume"].verdict == "pass"
-    assert v2["safe-resume"].verdict == "fail"
-    assert {c.line for c in v2["safe-resume"].cites} == {5}
-    assert v1["runaway-loop"].verdict == "unknown"  # the mission's: judged for the latest
+    attempt(m, attempt=2, idempotency_key="k2")  # the new plan says why
+    assert answer(m, "repeated-work").verdict == "pass"
+    assert answer(m, "safe-resume").verdict == "pass"
 
 
 @pytest.mark.parametrize(
