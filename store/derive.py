@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -122,14 +123,33 @@ def current_states(mission: MissionState) -> set[str]:
     }
 
 
+DEFAULT_ATTEMPTS = 5
+"""Attempts one step may start when neither `max_attempts_per_step` nor `[budget] steps`
+says (docs/review.md, runaway-loop)."""
+MIN_ATTEMPTS = 3
+"""The least a limit derived from `[budget] steps` allows a step."""
+
+
+def attempt_limit(mission: MissionState) -> tuple[int, str]:
+    """How many attempts one step may start, and where that comes from: `[budget]
+    max_attempts_per_step`; else each step's share of `[budget] steps` over the steps of
+    the latest plan (at least MIN_ATTEMPTS); else DEFAULT_ATTEMPTS."""
+    constraints = mission.constraints.record if mission.constraints else None
+    budget = constraints.budget if constraints else None
+    if budget is not None and budget.max_attempts_per_step is not None:
+        return budget.max_attempts_per_step, "[budget] max_attempts_per_step"
+    plan = mission.latest_plan
+    if budget is not None and budget.steps is not None and plan is not None and plan.steps:
+        share = max(MIN_ATTEMPTS, math.ceil(budget.steps / len(plan.steps)))
+        return share, f"[budget] steps {budget.steps} over {len(plan.steps)} plan steps"
+    return DEFAULT_ATTEMPTS, "the default (no [budget] max_attempts_per_step or steps)"
+
+
 def retries_exhausted(mission: MissionState) -> list[str]:
     """Steps of the latest plan (all steps when there is none) that started as many
-    attempts as `[budget] max_attempts_per_step` allows, or more, and have not succeeded:
-    the agent may not try again, a human must decide what next."""
-    constraints = mission.constraints.record if mission.constraints else None
-    limit = constraints.budget.max_attempts_per_step if constraints else None
-    if limit is None:
-        return []
+    attempts as `attempt_limit` allows, or more, and have not succeeded: the agent may not
+    try again, a human must decide what next."""
+    limit, _ = attempt_limit(mission)
     plan = mission.latest_plan
     wanted = {step.id for step in plan.steps} if plan is not None else None
     return sorted(
@@ -141,11 +161,49 @@ def retries_exhausted(mission: MissionState) -> list[str]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Overrun:
+    """A `[budget]` limit (usd, tokens, steps) the usage went past: by how much, and the
+    first usage event kept that was past it (its line and time)."""
+
+    name: str
+    used: float
+    limit: float
+    line: int
+    at: datetime
+
+    def describe(self) -> str:
+        times = f" ({self.used / self.limit:.1f}x)" if self.limit > 0 else ""
+        return f"{self.name} {self.used:g} of {self.limit:g}{times}"
+
+
+def over_budget(mission: MissionState) -> list[Overrun]:
+    """The budget limits the last usage event is past (a surprise bill, a runaway loop):
+    the agent must stop, a human decides whether to spend more (the mission needs you
+    until the runtime halts)."""
+    constraints = mission.constraints.record if mission.constraints else None
+    if constraints is None or not mission.usage:
+        return []
+    budget, last = constraints.budget, mission.usage[-1]
+    found = []
+    for name, limit in (("usd", budget.usd), ("tokens", budget.tokens), ("steps", budget.steps)):
+        if limit is None or float(getattr(last, name)) <= limit:
+            continue
+        first = next(p for p in mission.usage if float(getattr(p, name)) > limit)
+        found.append(Overrun(name, float(getattr(last, name)), float(limit), first.line, first.at))
+    return found
+
+
 def mission_status(mission: MissionState, now: datetime, settings: Settings) -> MissionStatus:
     """The most urgent thing true of a mission (DESIGN.md, "Derived, never stored")."""
     states = current_states(mission)
     invalid = any(p.severity == "error" for p in mission.problems())
-    needs_you = "outcome_unknown" in states or invalid or retries_exhausted(mission)
+    needs_you = (
+        "outcome_unknown" in states
+        or invalid
+        or retries_exhausted(mission)
+        or (mission.halt is None and over_budget(mission))
+    )
     if needs_you or pending_count(mission, now):
         return MissionStatus.NEEDS_YOU
     if "failed" in states:

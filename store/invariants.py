@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from store.derive import over_budget
+from store.instructions import stale_instructions
 from store.layout import decision_path, plan_path
 from store.problems import Problem
 from store.records import snapshot_of
@@ -22,7 +24,58 @@ def mission_invariants(mission: MissionState) -> list[Problem]:
         *_requests_and_decisions(mission),
         *_signatures(mission),
         *_missing_artifacts(mission),
+        *_run_findings(mission),
     ]
+
+
+RUN_FINDINGS = {
+    "redone-effect": "an effect that finished ok was done again under another idempotency key "
+    "(or none): check for a duplicate in the world; resume must reuse the key",
+    "replayed-effect": "an effect whose outcome was not known was tried again under another "
+    "key (or none): it may have happened twice",
+    "unkeyed-repeat": "give effectful attempts an idempotency key the tool deduplicates by",
+    "forgotten-ref": "the run lost track of the id of what it made: reconcile with the world "
+    "before going on",
+}
+"""The ledger's findings `hud check` warns of (docs/review.md), with their hints."""
+RUN_CODES = frozenset({*RUN_FINDINGS, "over-budget", "stale-instructions"})
+"""The codes of warnings about what a run did (no file is broken)."""
+
+
+def _run_findings(mission: MissionState) -> list[Problem]:
+    """Warnings of what the run did wrong (it is no broken file): effects done twice,
+    external ids lost, budget spent past its limit, instructions acted on after they
+    changed. The review answers the same questions (store.review)."""
+    found = [
+        Problem(mission.events_path, mark.line, kind, f"{mark.step}: {mark.detail}", hint, "warn")
+        for (kind, _, _), mark in sorted(mission.ledger.findings.items())
+        if (hint := RUN_FINDINGS.get(kind)) is not None
+    ]
+    found += [
+        Problem(
+            mission.events_path,
+            overrun.line or None,
+            "over-budget",
+            f"usage past the budget: {overrun.describe()}",
+            "a runaway loop or a surprise bill: stop the run, raise [budget] in "
+            "constraints.toml if the spend is wanted",
+            "warn",
+        )
+        for overrun in over_budget(mission)
+    ]
+    found += [
+        Problem(
+            mission.events_path,
+            stale.line,
+            "stale-instructions",
+            stale.note,
+            "the agent must read the current intent and constraints and write a new plan "
+            "version before acting",
+            "warn",
+        )
+        for stale in stale_instructions(mission)
+    ]
+    return found
 
 
 def _missing_documents(mission: MissionState) -> list[Problem]:

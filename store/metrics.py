@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from store.derive import RequestStatus, request_binding, request_status, retries_exhausted
+from store.derive import (
+    RequestStatus,
+    over_budget,
+    request_binding,
+    request_status,
+    retries_exhausted,
+)
 from store.ledger import Mark
 from store.mission import MissionState
 from store.plan_binding import plan_binding
@@ -29,11 +35,14 @@ BUCKETS = 24
 TROUBLE = frozenset({"failed", "blocked", "outcome_unknown"})
 ESCALATING = frozenset({"blocked", "outcome_unknown"})
 HANDOFF_ENDS = frozenset({"succeeded", "failed", "outcome_unknown"})
+DUPLICATES = frozenset({"redone-effect", "replayed-effect", "unkeyed-repeat"})
+"""Findings of an effect done (or maybe done) twice."""
 SERIES = (
     "handoffs",
     "conflicts",
     "stale_context",
     "rework",
+    "duplicate_effects",
     "calls",
     "tool_errors",
     "rejections",
@@ -78,6 +87,8 @@ class Metrics:
     stale_context: int
     rework: Ratio
     """Successes of a step that had succeeded before, of all successes."""
+    duplicate_effects: int
+    """Effects done again under another key (or none) after they finished ok or might have."""
     tool_errors: Ratio
     """Calls that ended in error or unknown, of all calls."""
     tools: dict[str, Ratio]
@@ -116,6 +127,7 @@ class _Tally:
     stale_context: int = 0
     successes: int = 0
     repeats: int = 0
+    duplicates: int = 0
     tools: dict[str, list[int]] = field(default_factory=dict)
     decided_or_refused: int = 0
     refused: int = 0
@@ -151,6 +163,7 @@ _SUMS = (
     "stale_context",
     "successes",
     "repeats",
+    "duplicates",
     "decided_or_refused",
     "refused",
     "recoveries",
@@ -199,15 +212,20 @@ def _tally(mission: MissionState, window: _Window, edits: Iterable[datetime]) ->
     marks = [mark for mark in mission.ledger.journal if mark.at <= window.until]
     _handoffs(marks, window, tally)
     _steps(marks, window, tally)
+    duplicated: set[int] = set()
     for mark in marks:
         if not window.holds(mark.at):
             continue
         if mark.kind == "contested":
             tally.conflicts += 1
             window.count(tally, "conflicts", mark.at)
-        elif mark.kind == "stale-plan":
+        elif mark.kind in ("stale-plan", "forgotten-ref"):
             tally.stale_context += 1
             window.count(tally, "stale_context", mark.at)
+        elif mark.kind in DUPLICATES and mark.line not in duplicated:  # once an attempt
+            duplicated.add(mark.line)
+            tally.duplicates += 1
+            window.count(tally, "duplicate_effects", mark.at)
         elif mark.kind == "call":
             failed = mark.detail != "ok"
             counts = tally.tools.setdefault(mark.subject, [0, 0])
@@ -357,7 +375,8 @@ def _spread_seconds(window: _Window, tally: _Tally, start: datetime, end: dateti
 
 def _escalation(mission: MissionState, marks: list[Mark], window: _Window, tally: _Tally) -> None:
     """Steps active in the window (a step event in it), and those that needed a human: an
-    approval request for them, blocked or outcome_unknown, or their attempts used up."""
+    approval request for them, blocked or outcome_unknown, their attempts used up, or (not
+    succeeded) when the usage went past the budget and the run did not halt."""
     active = {
         step for step, latest in mission.step_latest.items() if latest.event.at >= window.since
     }
@@ -373,6 +392,12 @@ def _escalation(mission: MissionState, marks: list[Mark], window: _Window, tally
         latest = mission.step_latest.get(step)
         if latest is not None and window.holds(latest.event.at):
             needed.setdefault(step, latest.event.at)
+    overruns = over_budget(mission) if mission.halt is None else []
+    overrun = min((o.at for o in overruns if o.at <= window.until), default=None)
+    if overrun is not None:
+        for step, latest in mission.step_latest.items():
+            if latest.event.state != "succeeded":
+                needed.setdefault(step, max(overrun, window.since))
     needed = {step: at for step, at in needed.items() if step in active}
     tally.active_steps += len(active)
     tally.escalated_steps += len(needed)
@@ -408,6 +433,7 @@ def _finish(tally: _Tally) -> Metrics:
         conflicts=tally.conflicts,
         stale_context=tally.stale_context,
         rework=Ratio(tally.repeats, tally.successes),
+        duplicate_effects=tally.duplicates,
         tool_errors=Ratio(errors, calls),
         tools={tool: Ratio(e, c) for tool, (c, e) in sorted(tally.tools.items())},
         rejections=Ratio(tally.refused, tally.decided_or_refused),

@@ -80,6 +80,8 @@ class UsagePoint(NamedTuple):
     usd: float
     tokens: int
     steps: int
+    line: int = 0
+    """Its events line."""
 
 
 class StepLatest(NamedTuple):
@@ -198,7 +200,9 @@ class MissionState:
                 self.plan_version_refs[event.plan_version] = Reference(self.events_path, line)
             self.halt = None
         elif kind == "usage":
-            self.usage.append(UsagePoint(event.at, float(event.usd), event.tokens, event.steps))
+            self.usage.append(
+                UsagePoint(event.at, float(event.usd), event.tokens, event.steps, line)
+            )
         elif kind == "attempt":
             step = event.step
             if step not in self.event_step_refs:
@@ -206,7 +210,9 @@ class MissionState:
             if event.approval and event.phase == "started":
                 self.used_approvals.setdefault(event.approval, event)
             latest = self.step_latest.get(step)
-            ledger.attempt(event, line, latest.event.plan_version if latest else ledger.plan_now)
+            ledger.attempt(
+                event, line, latest.event.plan_version if latest else ledger.plan_now or 1
+            )
         elif kind == "halt":
             self.halt = event
             ledger.halt(event, line)
@@ -326,6 +332,11 @@ class MissionState:
                     "warn",
                 )
             )
+
+    def forget_artifact(self, rel: str) -> None:
+        """`rel` is a folder now (a layout folder under artifacts/): no artifact is there."""
+        self._derive_again()
+        self.artifacts.discard(rel)
 
     def unchecked_artifacts(self) -> list[str]:
         """Cited artifacts whose file changed since their last check, or that were never

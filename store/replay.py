@@ -85,8 +85,8 @@ class _Recorded(MissionState):
         super()._reset_events()
         self.event_checkpoints: list[Checkpoint] = []
         self.event_lines = array("Q")
-        self.usage_series = (array("q"), array("d"), array("q"), array("q"))
-        """Every usage point folded: microseconds since EPOCH, usd, tokens, steps."""
+        self.usage_series = (array("q"), array("d"), array("q"), array("q"), array("q"))
+        """Every usage point folded: microseconds since EPOCH, usd, tokens, steps, line."""
 
     def _reset_evidence(self) -> None:
         super()._reset_evidence()
@@ -97,13 +97,14 @@ class _Recorded(MissionState):
 
     def _on_event(self, event: Any, line: int) -> None:
         super()._on_event(event, line)
-        at, usd, tokens, steps = self.usage_series
+        at, usd, tokens, steps, lines = self.usage_series
         if event.type == "usage":
             point = self.usage[-1]
             at.append((point.at - EPOCH) // MICROSECOND)
             usd.append(point.usd)
             tokens.append(point.tokens)
             steps.append(point.steps)
+            lines.append(point.line)
         if line - (self.event_lines[-1] if self.event_lines else 0) >= self.every:
             saved = self.saved(CHECKPOINTED)
             self.event_checkpoints.append(Checkpoint(line, event.at, saved, len(at)))
@@ -111,10 +112,10 @@ class _Recorded(MissionState):
 
     def usage_until(self, count: int) -> deque[UsagePoint]:
         """The usage aggregate as it was after `count` usage points."""
-        at, usd, tokens, steps = self.usage_series
+        at, usd, tokens, steps, lines = self.usage_series
         return deque(
             (
-                UsagePoint(EPOCH + at[i] * MICROSECOND, usd[i], tokens[i], steps[i])
+                UsagePoint(EPOCH + at[i] * MICROSECOND, usd[i], tokens[i], steps[i], lines[i])
                 for i in range(max(0, count - USAGE_POINTS), count)
             ),
             maxlen=USAGE_POINTS,

@@ -1,4 +1,4 @@
-"""Plan review: seven questions and four production failure modes, answered from the state.
+"""Plan review: seven questions and six production failure modes, answered from the state.
 
 `review(mission, version)` answers, for a plan version (the latest by default), each of
 the seven questions a reviewer asks of a plan and each failure mode seen in production
@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from store.derive import attempt_limit, over_budget
+from store.instructions import stale_instructions
 from store.ledger import AttemptSeen, Mark
 from store.load import Loaded
 from store.mission import MissionState
@@ -75,10 +77,12 @@ QUESTIONS: dict[str, str] = {
     ),
 }
 FAILURE_MODES: dict[str, str] = {
-    "repeated-work": "Was work repeated after a restart (a step succeeded twice in one plan)?",
-    "runaway-loop": "Did a step retry past its limit ([budget] max_attempts_per_step)?",
+    "repeated-work": "Was work repeated after a restart?",
+    "runaway-loop": "Did a step retry past its limit, or the run spend past its budget?",
     "unknown-schema": "Is every record in a schema this reader knows?",
     "unkeyed-repeat": "Was an effectful attempt repeated without an idempotency key?",
+    "forgotten-id": "Did a later attempt contradict or drop an external id recorded before?",
+    "stale-instructions": "Did the run act on instructions older than the current ones?",
 }
 
 
@@ -140,12 +144,12 @@ class _Scope:
     def mark_cite(self, mark: Mark) -> Cite:
         return self.event_cite(mark.line, f"{mark.step}: {mark.detail}")
 
-    def findings(self, kind: str) -> list[Mark]:
-        """The ledger's first finding of `kind` for each step of this version."""
+    def findings(self, *kinds: str) -> list[Mark]:
+        """The ledger's first finding of each of `kinds` for each step of this version."""
         return [
             mark
-            for (found, step), mark in sorted(self.mission.ledger.findings.items())
-            if found == kind and step in self.steps
+            for (found, step, version), mark in sorted(self.mission.ledger.findings.items())
+            if found in kinds and step in self.steps and version == self.version
         ]
 
     def attempts(self, seen: Iterable[AttemptSeen]) -> list[AttemptSeen]:
@@ -311,9 +315,15 @@ def _approval_problem(mission: MissionState, request_id: str, used: AttemptSeen)
 
 
 def _safe_resume(scope: _Scope) -> Found:
-    effects = scope.mission.ledger.effects
-    ran = [seen for step, seen in sorted(effects.items()) if step in scope.steps]
-    failures = [scope.mark_cite(mark) for mark in scope.findings("replayed-effect")]
+    effects = scope.mission.ledger.ran
+    ran = [
+        seen
+        for (step, version), seen in sorted(effects.items())
+        if step in scope.steps and version == scope.version
+    ]
+    failures = [
+        scope.mark_cite(mark) for mark in scope.findings("replayed-effect", "redone-effect")
+    ]
     if not ran:
         return "unknown", f"no step of plan v{scope.version} has run an effect", []
     cites = []
@@ -328,7 +338,8 @@ def _safe_resume(scope: _Scope) -> Found:
         failures,
         "every effect whose outcome is not known carries an idempotency key, and none was "
         "tried again under another key",
-        "an uncertain effect has no idempotency key or was tried again under another one",
+        "an effect was (or may be) done again: uncertain without an idempotency key, or "
+        "tried again under another key",
         cites,
     )
 
@@ -419,31 +430,66 @@ def _no_new_authority(scope: _Scope) -> Found:
 
 
 def _repeated_work(scope: _Scope) -> Found:
-    failures = [scope.mark_cite(mark) for mark in scope.findings("repeated-success")]
+    failures = [scope.mark_cite(m) for m in scope.findings("repeated-success", "redone-effect")]
     return _judge(
-        failures, "no step succeeded twice under one plan version", "work was repeated", []
+        failures,
+        "no step succeeded twice in one plan version, no effect that finished ok was redone",
+        "work was repeated",
+        [],
     )
 
 
 def _runaway_loop(scope: _Scope) -> Found:
-    constraints = scope.constraints
-    limit = constraints.budget.max_attempts_per_step if constraints else None
-    if limit is None:
-        return "unknown", "constraints.toml sets no [budget] max_attempts_per_step", []
     mission = scope.mission
+    latest = max(mission.plans, default=None)
+    if scope.version != latest:  # a step's attempts and the budget are the mission's
+        return "unknown", f"judged for the latest plan version (v{latest}), as the status is", []
+    limit, source = attempt_limit(mission)
     failures: list[Cite] = []
     for step, count in sorted(mission.ledger.attempts.items()):
-        latest = mission.step_latest.get(step)
-        succeeded = latest is not None and latest.event.state == "succeeded"
+        now = mission.step_latest.get(step)
+        succeeded = now is not None and now.event.state == "succeeded"
         if step not in scope.steps or count < limit or (count == limit and succeeded):
             continue
+        lines = mission.ledger.attempt_lines.get(step, ())
+        crossing = limit if count > limit else limit - 1  # the attempt past, or the last
+        line = lines[crossing] if crossing < len(lines) else None  # past the lines kept
         what = "past" if count > limit else "all of"
-        note = f"{step}: {count} attempts, {what} the {limit} allowed"
-        failures.append(Cite(mission.events_path, latest.line if latest else None, note))
+        note = f"{step}: {count} attempts, {what} the {limit} allowed ({source})"
+        failures.append(Cite(mission.events_path, line, note))
+    for overrun in over_budget(mission):
+        note = f"usage past the budget: {overrun.describe()}"
+        failures.append(Cite(mission.events_path, overrun.line or None, note))
     return _judge(
         failures,
-        f"every step stayed within {limit} attempts",
-        "a step used up its attempts: a human must decide what next",
+        f"every step stayed within {limit} attempts ({source}) and usage within the budget",
+        "a step used up its attempts, or the run spent past its budget: a human must decide "
+        "what next",
+        [],
+    )
+
+
+def _forgotten_id(scope: _Scope) -> Found:
+    failures = [scope.mark_cite(mark) for mark in scope.findings("forgotten-ref")]
+    return _judge(
+        failures,
+        "no attempt contradicted or dropped an external id an earlier one recorded",
+        "the run lost track of an external id",
+        [],
+    )
+
+
+def _stale_instructions(scope: _Scope) -> Found:
+    failures = [
+        scope.event_cite(stale.line, stale.note)
+        for stale in stale_instructions(scope.mission)
+        if stale.step is None or stale.step in scope.steps
+    ]
+    return _judge(
+        failures,
+        "nothing ran after the intent changed without a plan that took the change in, and "
+        "no denied tool ran",
+        "the run acted on instructions older than the current ones",
         [],
     )
 
@@ -489,4 +535,6 @@ _FAILURE_CHECKS = {
     "runaway-loop": _runaway_loop,
     "unknown-schema": _unknown_schema,
     "unkeyed-repeat": _unkeyed_repeat,
+    "forgotten-id": _forgotten_id,
+    "stale-instructions": _stale_instructions,
 }

@@ -1,9 +1,10 @@
 """One approval request as an approver reads it, and the queue of them.
 
 Renders a `store.approval_checks.Review` (and `QueueItem`s): facts, what blocks an
-approval, warnings, the full args, the decision, a stale request's field-level diff and
-the mission's earlier decisions. Every agent string goes through `safe` or `json_view`.
-No file IO: the screens hand these widgets what to show.
+approval, warnings, what the call will do (`widgets.call_preview`: a Claude Code edit as
+a diff, a command, a URL's host) or the full args, the decision, a stale request's
+field-level diff and the mission's earlier decisions. Every agent string goes through
+`safe` or `json_view`. No file IO: the screens hand these widgets what to show.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from store.derive import RequestStatus
 from store.records import Decision
 from store.signatures import SignatureState
 from store.text import countdown
+from widgets.call_preview import call_preview
 from widgets.columns import ID_LEAST, Fit, fit_widths
 from widgets.json_text import json_text
 from widgets.json_view import json_view
@@ -248,6 +250,16 @@ def earlier_text(review: Review, variables: Mapping[str, str] | None) -> Text:
     return _join(lines)
 
 
+def preview_text(review: Review, variables: Mapping[str, str] | None) -> Text | None:
+    """What the call will do (`call_preview`), or None: only the raw args can say."""
+    raw = review.raw
+    if raw is None or "args" not in raw:
+        return None
+    return call_preview(
+        raw.get("tool") if isinstance(raw.get("tool"), str) else None, raw["args"], variables
+    )
+
+
 def args_text(review: Review, *, dark: bool = True) -> Text:
     """The full args, highlighted; the raw value even when it is not an object."""
     raw = review.raw
@@ -274,6 +286,8 @@ class RequestView(DocumentScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="request-facts")
         yield Static(id="request-findings", classes="gap")
+        yield Static(id="request-preview-title", classes="gap")
+        yield Static(id="request-preview")
         yield Static(heading("Args"), id="request-args-title", classes="gap")
         yield Static(id="request-args")
         yield Static(id="request-decision", classes="gap")
@@ -288,17 +302,38 @@ class RequestView(DocumentScroll):
         *,
         dark: bool = True,
         keys: Mapping[str, str] | None = None,
+        preview: Text | None = None,
+        raw: bool = False,
     ) -> None:
         """Render the review; parts whose text did not change are not redrawn. `keys`:
-        see `findings_text`."""
-        title = heading("Args")
-        title.append(" of ", style="dim")
-        title.append_text(safe(review.tool or "(no tool)"))
+        see `findings_text`, and `raw`, the key that toggles the raw args. `preview`
+        (`preview_text`), what the call will do, is shown in place of the raw args,
+        unless `raw`."""
+        keys = keys or {}
+        tool = safe(review.tool or "(no tool)")
+        toggle = keys.get("raw")
+        show_preview = preview is not None and not raw
+        preview_title = Text()
+        title = Text()
+        if show_preview:
+            preview_title = heading("What it will do")
+            preview_title.append(" · ", style="dim")
+            preview_title.append_text(tool)
+            if toggle:
+                preview_title.append(f" · {toggle}: raw args", style="dim")
+        else:
+            title = heading("Args")
+            title.append(" of ", style="dim")
+            title.append_text(tool)
+            if preview is not None and toggle:
+                title.append(f" · {toggle}: what it will do", style="dim")
         parts = {
             "request-facts": facts_text(review, now, variables),
             "request-findings": findings_text(review, variables, keys),
+            "request-preview-title": preview_title,
+            "request-preview": preview if show_preview and preview is not None else Text(),
             "request-args-title": title,
-            "request-args": args_text(review, dark=dark),
+            "request-args": Text() if show_preview else args_text(review, dark=dark),
             "request-decision": decision_text(review, variables),
             "request-changes": changes_text(review, variables),
             "request-earlier": earlier_text(review, variables),

@@ -91,6 +91,7 @@ def metric_rows(metrics: Metrics) -> list[tuple[str, str, str]]:
         ("state conflicts", "conflicts", _count(metrics.conflicts)),
         ("stale-context failures", "stale_context", _count(metrics.stale_context)),
         ("rework", "rework", _ratio(metrics.rework, "successes")),
+        ("duplicate effects", "duplicate_effects", _count(metrics.duplicate_effects)),
         ("tool errors", "tool_errors", errors),
         ("authorization rejected", "rejections", _ratio(metrics.rejections, "requests")),
         ("recovery time", "", _spread(metrics.recovery, "not recovered")),

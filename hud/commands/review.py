@@ -1,8 +1,8 @@
 """`hud review DIR MISSION [--version N] [--json]`: review a plan version.
 
-Seven questions and four failure modes, each answered pass, fail or unknown from the
-mission's records, with the records (path:line) that decide it (how each is decided:
-docs/review.md). The latest plan version unless `--version N`.
+Seven questions and six failure modes, each answered pass, fail or unknown from the
+mission's records, with the records (path:line) that decide it (how each
+is decided: docs/review.md). The latest plan version unless `--version N`.
 
 Exit 0 when no answer is fail; 1 when one is; 2 cannot run (no such directory, mission
 or plan version).

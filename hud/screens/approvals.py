@@ -26,7 +26,7 @@ from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import hint, key_of
-from widgets.request_view import QueueTable, RequestView, queue_detail
+from widgets.request_view import QueueTable, RequestView, preview_text, queue_detail
 from widgets.tabs.common import moment
 from widgets.words import plural
 
@@ -179,6 +179,7 @@ class RequestScreen(HudScreen):
         Binding("y", decides("approve"), "Approve", id="request.approve", priority=True),
         Binding("n", decides("reject"), "Reject", id="request.reject", priority=True),
         Binding("m", "mission", "Mission", id="request.mission"),
+        Binding("r", "toggle_raw", "Raw args", id="request.raw"),
     ]
     FOOTER_FIRST = ("request.approve", "request.reject", "request.back", "request.mission")
     AUTO_FOCUS = "#request-view"
@@ -192,6 +193,10 @@ class RequestScreen(HudScreen):
         self.mission_id = mission_id
         self.request_id = request_id
         self.review: Review | None = None
+        self.raw = False
+        """The raw args shown in place of what the call will do."""
+        self.preview: tuple[tuple[str | None, str], Text | None] | None = None
+        """What the call shown will do (`preview_text`), for its digest and theme."""
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
@@ -239,19 +244,38 @@ class RequestScreen(HudScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("approve", "reject") and not self.pending:
             return False
+        if action == "toggle_raw":  # only when there is something besides the raw args
+            return self.preview is not None and self.preview[1] is not None
         return super().check_action(action, parameters)
+
+    def action_toggle_raw(self) -> None:
+        self.raw = not self.raw
+        if self.review is not None:
+            self._show(self.review)
 
     def _show(self, current: Review) -> None:
         self.pending = current.status is RequestStatus.PENDING
+        made_for = (current.digest, self.app.theme)
+        if self.preview is None or self.preview[0] != made_for or current.digest is None:
+            before = self.preview is not None and self.preview[1] is not None
+            self.preview = (made_for, preview_text(current, self.app.theme_variables))
+            if before != (self.preview[1] is not None):
+                self.refresh_bindings()
         dark = self.app.current_theme.dark
         view = self.query_one(RequestView)
         keys = {
-            verdict: key
-            for verdict in ("approve", "reject")
-            if (key := key_of(self, f"request.{verdict}")) is not None
+            name: key
+            for name in ("approve", "reject", "raw")
+            if (key := key_of(self, f"request.{name}")) is not None
         }
         view.show(
-            current, self.hud.workspace.clock(), self.app.theme_variables, dark=dark, keys=keys
+            current,
+            self.hud.workspace.clock(),
+            self.app.theme_variables,
+            dark=dark,
+            keys=keys,
+            preview=self.preview[1],
+            raw=self.raw,
         )
 
     # ---- deciding -----------------------------------------------------------------------

@@ -18,6 +18,8 @@ from store.confined import link_problem, list_folder, lstat, not_regular, read_f
 from store.layout import (
     KNOWN_DIRS,
     SIGNERS_FILE_RE,
+    Kind,
+    Located,
     classify,
     is_transient,
     safe_mission_id,
@@ -128,12 +130,25 @@ class NativeSource(Quiet):
         if is_transient(rel) or not rel or rel == "hud.toml":
             return None  # hud.toml and the root itself: the workspace's
         located = classify(rel)
+        if located is not None and self._artifact_folder(located):
+            known = self.missions.get(located.mission or "")
+            if known is not None:
+                known.forget_artifact(rel)
+            return self._unknown(rel)  # a layout folder, as a fresh walk enters it
         if located is None:
             return self._unknown(rel)
         self.unknown.pop(rel, None)
         assert located.mission is not None  # the layout's patterns admit safe ids only
         self.mission(located.mission).apply(located)
         return located.mission
+
+    def _artifact_folder(self, located: Located) -> bool:
+        """True for a folder under a mission's `artifacts/` (`run-1` of `run-1/out.txt`):
+        part of the layout, never an artifact itself (a watcher reports it on its own)."""
+        if located.kind is not Kind.ARTIFACT:
+            return False
+        info = lstat(self.root, located.relpath)
+        return info is not None and stat.S_ISDIR(info.st_mode)
 
     def mission(self, mission_id: str) -> MissionState:
         """The mission's state, created empty when it is new."""

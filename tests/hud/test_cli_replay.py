@@ -92,7 +92,7 @@ def test_review_json(root: Path, capsys: Capture) -> None:
     code, out, _ = run(capsys, "review", str(root), "m", "--json", "--version", "1")
     found = json.loads(out)
     assert code == 1 and found["plan_version"] == 1
-    assert len(found["questions"]) == 7 and len(found["failure_modes"]) == 4
+    assert len(found["questions"]) == 7 and len(found["failure_modes"]) == 6
     evidence = found["questions"][5]
     assert evidence["verdict"] == "fail"
     assert evidence["cites"][0] == {

@@ -16,6 +16,8 @@ import store.workspace
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen
 from hud.screens.problems import ProblemsScreen
+from store.agent import AgentWriter
+from store.check import check
 from store.workspace import Workspace
 from tests.factory import mission, three_missions
 from tests.hud.conftest import until
@@ -73,6 +75,34 @@ async def test_an_in_place_edit_is_a_problem_while_the_hud_runs(
         codes = lambda: {p.code for p in app.workspace.missions["alpha"].problems()}  # noqa: E731
         await until(pilot, lambda: "chain-broken" in codes())
         assert app.summaries["alpha"].problems == len(app.workspace.missions["alpha"].problems())
+
+
+async def test_a_nested_artifact_written_while_the_hud_runs_is_no_problem(
+    tmp_path: Path, make_app: Callable[..., HudApp]
+) -> None:
+    """`hud agent evidence --artifact-name run-1/out.txt` with the HUD open: the watcher
+    reports the folder run-1 on its own; the live view must still say what `hud check`
+    says (valid, done), not 'run-1 is a folder, not a regular file' (needs you)."""
+    three_missions(tmp_path)
+    app = make_app(tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and "● live" in header_text(app))
+        assert app.workspace.status("gamma").value == "done"
+        writer = AgentWriter(tmp_path, "gamma", "agent")
+        for name in ("run-1/out.txt", "logs/deep/er/run.txt"):
+            writer.evidence("s1", "saw", "ran", "works", artifact=b"x\n", artifact_name=name)
+        gamma = lambda: app.workspace.missions["gamma"]  # noqa: E731
+        wanted = {
+            "missions/gamma/artifacts/run-1/out.txt",
+            "missions/gamma/artifacts/logs/deep/er/run.txt",
+        }
+        await until(
+            pilot, lambda: wanted <= gamma().artifacts and not gamma().unchecked_artifacts()
+        )
+        await pilot.pause(0.5)  # late watcher events for the folders
+        assert gamma().problems() == []
+        assert app.workspace.status("gamma").value == "done"
+        assert check(tmp_path, jobs=1).missions["gamma"].problems == []
 
 
 async def test_keys_are_answered_while_a_huge_append_is_folded(

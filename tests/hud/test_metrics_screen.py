@@ -61,7 +61,7 @@ async def test_metrics_screen_shows_what_hud_metrics_counts(
         assert "human escalation  1 of" in "\n".join(shown(screen))  # beta waits on r1
         assert "all 3 missions" in title(screen) and "last 24h" in title(screen)
         sparks = screen.query(Sparkline)
-        assert len(sparks) == 11 and all(len(s.data or ()) == 24 for s in sparks if s.visible)
+        assert len(sparks) == 12 and all(len(s.data or ()) == 24 for s in sparks if s.visible)
 
         plots = screen.query_one("#metric-plots", Static)
         assert plots.display

@@ -140,7 +140,7 @@ async def test_review_answers_each_question_for_any_plan_version(
         assert "Is the objective normalized, and are non-goals explicit?" in shown
         assert "missions/gamma/intent.toml" in shown  # the records behind an answer
         verdicts = ("✓ pass", "✗ fail", "? unknown")
-        assert sum(shown.count(verdict) for verdict in verdicts) == 11  # 7 questions, 4 modes
+        assert sum(shown.count(verdict) for verdict in verdicts) == 13  # 7 questions, 6 modes
         assert "✗ fail Is the objective normalized" in shown
 
         await pilot.press("v")

@@ -7,8 +7,9 @@ look at the SVGs before committing them.
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -77,15 +78,21 @@ async def _queue(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.2)
 
 
-async def _request(pilot: Pilot[Any]) -> None:
-    app = pilot.app
-    assert isinstance(app, HudApp)
-    await until(pilot, lambda: app.scanned.is_set() and len(app.summaries) == 2)
-    app.open_request("beta", "r1")
-    await until(
-        pilot, lambda: isinstance(app.screen, RequestScreen) and app.screen.review is not None
-    )
-    await pilot.pause(0.2)
+def opening(request_id: str, missions: int = 2) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, HudApp)
+        await until(pilot, lambda: app.scanned.is_set() and len(app.summaries) == missions)
+        app.open_request("beta", request_id)
+        await until(
+            pilot, lambda: isinstance(app.screen, RequestScreen) and app.screen.review is not None
+        )
+        await pilot.pause(0.2)
+
+    return run_before
+
+
+_request = opening("r1")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
@@ -96,6 +103,37 @@ def test_request_with_hostile_args(snap_compare: Any, root: Path, size: tuple[in
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_request_scrolled_to_the_end(snap_compare: Any, root: Path, size: tuple[int, int]) -> None:
     assert snap_compare(app_for(root), terminal_size=size, press=["G"], run_before=_request)
+
+
+@pytest.fixture
+def edit_root() -> Iterator[Path]:
+    """One mission waiting on a Claude Code Edit of two lines, markup in it."""
+    shutil.rmtree(ROOT, ignore_errors=True)
+    beta = mission(ROOT, "beta", "Tune the service")
+    step = {"id": "s1", "title": "raise the timeout", "risk": "reversible_write"}
+    plan = {"schema": 1, "version": 1, "created_at": stamp(T0), "author": "agent", "steps": [step]}
+    (beta.dir / "plan/v1.json").write_text(json.dumps(plan))
+    beta.step("s1", "waiting_for_approval")
+    beta.request(
+        "e1",
+        risk="reversible_write",
+        tool="Edit",
+        args={
+            "file_path": "/srv/app/config.py",
+            "old_string": "TIMEOUT = 30  # [bold]seconds[/]\nRETRIES = 3",
+            "new_string": "TIMEOUT = 60  # [bold]seconds[/]\nRETRIES = 3",
+        },
+        summary="raise the timeout",
+        expires_at=stamp(T0 + timedelta(minutes=9)),
+    )
+    yield ROOT
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
+def test_edit_request_as_a_diff(snap_compare: Any, edit_root: Path) -> None:
+    """A Claude Code Edit: the file and the diff, markup shown as written."""
+    opened = opening("e1", missions=1)
+    assert snap_compare(app_for(edit_root), terminal_size=(80, 24), run_before=opened)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,7 +122,12 @@ def test_needs_you_for_outcome_unknown(m: Mission) -> None:
 @pytest.mark.parametrize(
     ("limit", "attempts", "last", "expected"),
     [
-        (None, 5, "failed", MissionStatus.FAILED),  # no limit: the agent may go on
+        (None, 4, "failed", MissionStatus.FAILED),  # within the default 5: the agent may go on
+        (None, 5, "failed", MissionStatus.NEEDS_YOU),  # no limit set: the default is 5
+        ({"steps": 20}, 9, "failed", MissionStatus.FAILED),  # 20 steps over 2 plan steps: 10
+        ({"steps": 20}, 10, "running", MissionStatus.NEEDS_YOU),
+        ({"steps": 2}, 3, "running", MissionStatus.NEEDS_YOU),  # at least 3
+        ({"steps": 2}, 2, "running", MissionStatus.RUNNING),
         (3, 2, "failed", MissionStatus.FAILED),
         (3, 3, "failed", MissionStatus.NEEDS_YOU),  # all used, not succeeded: beats failed
         (3, 3, "running", MissionStatus.NEEDS_YOU),
@@ -131,9 +137,16 @@ def test_needs_you_for_outcome_unknown(m: Mission) -> None:
     ],
 )
 def test_needs_you_when_a_step_used_all_its_attempts(
-    m: Mission, limit: int | None, attempts: int, last: str | None, expected: MissionStatus
+    m: Mission,
+    limit: int | dict[str, int] | None,
+    attempts: int,
+    last: str | None,
+    expected: MissionStatus,
 ) -> None:
-    budget = {"usd": 10.0} if limit is None else {"usd": 10.0, "max_attempts_per_step": limit}
+    budget: dict[str, Any] = {"usd": 10.0}
+    budget.update(
+        limit if isinstance(limit, dict) else {"max_attempts_per_step": limit} if limit else {}
+    )
     m.constraints(budget=budget)
     for number in range(1, attempts + 1):
         m.event("attempt", step="s1", attempt=number, phase="started", tool="t")
@@ -141,6 +154,25 @@ def test_needs_you_when_a_step_used_all_its_attempts(
         m.succeed("s1")
     elif last is not None:
         m.step("s1", last)
+    assert status(m, at(60)) is expected
+
+
+@pytest.mark.parametrize(
+    ("usd", "halted", "expected"),
+    [
+        (9.0, False, MissionStatus.RUNNING),
+        (50.0, False, MissionStatus.NEEDS_YOU),  # five times over and still going: a runaway
+        (50.0, True, MissionStatus.BLOCKED),  # the runtime stopped itself
+    ],
+)
+def test_needs_you_when_the_usage_went_past_the_budget(
+    m: Mission, usd: float, halted: bool, expected: MissionStatus
+) -> None:
+    m.constraints(budget={"usd": 10.0})
+    m.step("s1", "running")
+    m.usage(usd, 100, 1)
+    if halted:
+        m.event("halt", reason="budget spent")
     assert status(m, at(60)) is expected
 
 

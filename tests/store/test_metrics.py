@@ -29,8 +29,30 @@ def step(m: Mission, step: str, state: str, actor: str = "agent", version: int =
     m.append("events", type="step", actor=actor, step=step, plan_version=version, state=state)
 
 
-def call(m: Mission, tool: str, outcome: str) -> None:
-    m.event("attempt", step="s1", attempt=1, phase="finished", tool=tool, outcome=outcome)
+def call(m: Mission, tool: str, outcome: str, attempt: int = 1, **fields: Any) -> None:
+    m.event(
+        "attempt",
+        step="s1",
+        attempt=attempt,
+        phase="finished",
+        tool=tool,
+        outcome=outcome,
+        **fields,
+    )
+
+
+def started(m: Mission, attempt: int, key: str, **fields: Any) -> None:
+    m.event(
+        "attempt",
+        step="s1",
+        attempt=attempt,
+        phase="started",
+        tool="deploy",
+        args={"target": "prod"},
+        effect_possible=True,
+        idempotency_key=key,
+        **fields,
+    )
 
 
 def at(seconds: int) -> str:
@@ -132,6 +154,51 @@ def handed_over(m: Mission, then: Build) -> None:
             Ratio(1, 2),
         ),
         (lambda m: m.request("r1", requested_at=at(-7200)), "escalation", Ratio(0, 0)),
+        (  # seed 004: a crash between start and finish, then a retry
+            lambda m: (started(m, 1, "k1"), started(m, 2, "k1"), call(m, "deploy", "ok", 2)),
+            "tool_errors",
+            Ratio(1, 2),  # attempt 1 never finished: it counts, as an error
+        ),
+        (lambda m: started(m, 1, "k1"), "tool_errors", Ratio(0, 0)),  # still running
+        (
+            lambda m: (started(m, 1, "k1"), step(m, "s1", "failed")),
+            "tools",
+            {"deploy": Ratio(1, 1)},
+        ),
+        (
+            lambda m: (started(m, 1, "k1"), m.event("halt", reason="stopped")),
+            "tool_errors",
+            Ratio(1, 1),
+        ),
+        (  # redone under a new key after it finished ok; replayed while unknown
+            lambda m: (
+                started(m, 1, "k1"),
+                call(m, "deploy", "ok"),
+                started(m, 2, "k2"),
+                started(m, 3, "k3"),
+            ),
+            "duplicate_effects",
+            2,
+        ),
+        (
+            lambda m: (
+                started(m, 1, "k1"),
+                call(m, "deploy", "ok", external_ref="vm-7"),
+                started(m, 2, "k1", external_ref="vm-9"),
+            ),
+            "stale_context",
+            1,  # the id of what it made, forgotten
+        ),
+        (  # budget spent five times over, still running: the step needs a human
+            lambda m: (step(m, "s1", "running"), m.usage(50.0, 100, 1)),
+            "escalation",
+            Ratio(1, 1),
+        ),
+        (
+            lambda m: (step(m, "s1", "running"), m.usage(5.0, 100, 1)),
+            "escalation",
+            Ratio(0, 1),
+        ),
     ],
 )
 def test_each_metric(m: Mission, build: Build, name: str, expected: Any) -> None:

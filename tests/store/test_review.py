@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from store.review import FAILURE_MODES, QUESTIONS, Answer, review
+from store.review import FAILURE_MODES, QUESTIONS, Answer, PlanReview, review
 from store.workspace import Workspace
 from tests.factory import T0, Mission, chain, line_bytes, mission, stamp
 
@@ -23,11 +23,14 @@ EFFECTFUL = [
 ]
 
 
-def answer(built: Mission, key: str, version: int | None = None) -> Answer:
+def review_of(built: Mission, version: int | None = None) -> PlanReview:
     workspace = Workspace(built.root)
     workspace.scan()
-    found = review(workspace.missions[built.id], version)
-    return next(a for a in found.answers if a.key == key)
+    return review(workspace.missions[built.id], version)
+
+
+def answer(built: Mission, key: str, version: int | None = None) -> Answer:
+    return next(a for a in review_of(built, version).answers if a.key == key)
 
 
 @pytest.fixture
@@ -241,6 +244,36 @@ def finished(m: Mission, outcome: str, **fields: Any) -> None:
             "may have had its effect",
         ),
         (lambda m: attempt(m, effect_possible=False), "unknown", "has run an effect"),
+        (  # seed 004: completed work redone after a restart, under a new key
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "ok"),
+                attempt(m, attempt=2, idempotency_key="k2"),
+                finished(m, "ok", attempt=2),
+            ),
+            "fail",
+            "attempt 2 does again what attempt 1 (line 1) did",
+        ),
+        (  # the same key: the tool deduplicates it
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "ok"),
+                attempt(m, attempt=2, idempotency_key="k1"),
+                finished(m, "ok", attempt=2),
+            ),
+            "pass",
+            "key 'k1'",
+        ),
+        (  # other args: other work
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "ok"),
+                attempt(m, attempt=2, idempotency_key="k2", args={"target": "dev"}),
+                finished(m, "ok", attempt=2),
+            ),
+            "pass",
+            "key 'k2'",
+        ),
     ],
 )
 def test_safe_resume(m: Mission, build: Build, verdict: str, says: str) -> None:
@@ -351,10 +384,52 @@ def test_repeated_work(m: Mission, build: Build, verdict: str, says: str) -> Non
     check(m, "repeated-work", build, verdict, says)
 
 
+def test_an_effect_redone_under_a_new_key_is_repeated_work(m: Mission) -> None:
+    effectful(m)
+    attempt(m, idempotency_key="k1")
+    finished(m, "ok")
+    attempt(m, attempt=2, idempotency_key="k2")
+    found = answer(m, "repeated-work")
+    assert found.verdict == "fail"
+    assert [(c.line, c.note.split(":")[0]) for c in found.cites] == [(3, "s1")]
+
+
+def test_an_answer_cites_only_attempts_of_the_version_under_review(m: Mission) -> None:
+    """`hud review --version 1` cited an attempt that ran under v2."""
+    effectful(m)
+    planned(m, EFFECTFUL, 2, reason="again")
+    m.step("s1", "running", 1)
+    attempt(m, idempotency_key="k1")  # line 2: under v1, never finished
+    m.step("s1", "running", 2)
+    attempt(m, attempt=2, idempotency_key="k2")  # line 4: under v2, another key
+    v1 = {a.key: a for a in review_of(m, 1).answers}
+    v2 = {a.key: a for a in review_of(m, 2).answers}
+    assert v1["safe-resume"].verdict == "pass"
+    assert [c.line for c in v1["safe-resume"].cites] == [2]
+    assert v2["safe-resume"].verdict == "fail"
+    assert {c.line for c in v2["safe-resume"].cites} == {4}
+    assert v1["runaway-loop"].verdict == "unknown"  # the mission's: judged for the latest
+
+
+def test_an_effect_done_again_under_a_new_plan_is_not_redone_work(m: Mission) -> None:
+    effectful(m)
+    planned(m, EFFECTFUL, 2, reason="deploy again, with the fix")
+    m.step("s1", "running", 1)
+    attempt(m, idempotency_key="k1")
+    finished(m, "ok")
+    m.step("s1", "running", 2)
+    attempt(m, attempt=2, idempotency_key="k2")  # the new plan says why
+    assert answer(m, "repeated-work").verdict == "pass"
+    assert answer(m, "safe-resume").verdict == "pass"
+
+
 @pytest.mark.parametrize(
     ("limit", "attempts", "succeeded", "verdict", "says"),
     [
-        (None, 9, False, "unknown", "sets no [budget] max_attempts_per_step"),
+        (None, 4, False, "pass", "within 5 attempts (the default"),
+        (None, 9, False, "fail", "s1: 9 attempts, past the 5 allowed (the default"),
+        ({"steps": 20}, 9, False, "pass", "within 10 attempts ([budget] steps 20 over 2"),
+        ({"steps": 20}, 10, False, "fail", "all of the 10 allowed ([budget] steps 20"),
         (3, 2, False, "pass", "within 3 attempts"),
         (3, 3, True, "pass", "within 3 attempts"),
         (3, 3, False, "fail", "s1: 3 attempts, all of the 3 allowed"),
@@ -362,16 +437,117 @@ def test_repeated_work(m: Mission, build: Build, verdict: str, says: str) -> Non
     ],
 )
 def test_runaway_loop(
-    m: Mission, limit: int | None, attempts: int, succeeded: bool, verdict: str, says: str
+    m: Mission,
+    limit: int | dict[str, int] | None,
+    attempts: int,
+    succeeded: bool,
+    verdict: str,
+    says: str,
 ) -> None:
     def build(m: Mission) -> None:
-        m.constraints(budget={} if limit is None else {"max_attempts_per_step": limit})
+        budget = (
+            limit if isinstance(limit, dict) else {"max_attempts_per_step": limit} if limit else {}
+        )
+        m.constraints(budget=budget)
         for number in range(1, attempts + 1):
             attempt(m, attempt=number, effect_possible=False)
         if succeeded:
             m.succeed("s1")
 
     check(m, "runaway-loop", build, verdict, says)
+
+
+def test_runaway_loop_cites_the_attempt_that_crossed_the_limit(m: Mission) -> None:
+    m.constraints(budget={"max_attempts_per_step": 3})
+    for number in range(1, 6):
+        attempt(m, attempt=number, effect_possible=False)  # lines 1 to 5
+    m.step("s1", "failed")  # line 6
+    (cite,) = answer(m, "runaway-loop").cites
+    assert cite.line == 4  # the 4th attempt went past the 3 allowed
+
+
+def test_runaway_loop_sees_a_budget_spent_five_times_over(m: Mission) -> None:
+    m.constraints(budget={"usd": 10.0})
+    m.step("s1", "running")
+    m.usage(5.0, 10, 1)
+    m.usage(50.0, 100, 2)  # line 3
+    found = answer(m, "runaway-loop")
+    assert found.verdict == "fail"
+    assert [(c.line, c.note) for c in found.cites] == [
+        (3, "usage past the budget: usd 50 of 10 (5.0x)")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("build", "verdict", "says"),
+    [
+        (  # the same effect (key k1) reports another id on resume
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "ok", external_ref="vm-7"),
+                attempt(m, attempt=2, idempotency_key="k1", external_ref="vm-9"),
+            ),
+            "fail",
+            "external_ref 'vm-9' contradicts 'vm-7' (line 2)",
+        ),
+        (  # ... or none
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "ok", external_ref="vm-7"),
+                attempt(m, attempt=2, idempotency_key="k1"),
+                finished(m, "ok", attempt=2),
+            ),
+            "fail",
+            "attempt 2 finished with no external_ref; 'vm-7' was recorded",
+        ),
+        (
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "ok", external_ref="vm-7"),
+                attempt(m, attempt=2, idempotency_key="k1", external_ref="vm-7"),
+                finished(m, "ok", attempt=2, external_ref="vm-7"),
+            ),
+            "pass",
+            "no attempt contradicted",
+        ),
+        (  # an attempt that failed made nothing: its id is not kept
+            lambda m: (
+                attempt(m, idempotency_key="k1"),
+                finished(m, "error", external_ref="vm-7"),
+                attempt(m, attempt=2, idempotency_key="k1", external_ref="vm-8"),
+            ),
+            "pass",
+            "no attempt contradicted",
+        ),
+    ],
+)
+def test_forgotten_id(m: Mission, build: Build, verdict: str, says: str) -> None:
+    effectful(m)
+    check(m, "forgotten-id", build, verdict, says)
+
+
+def test_stale_instructions(m: Mission) -> None:
+    edited = stamp(T0 + timedelta(minutes=10))
+    m.intent("Work", objective="never push to main", revision=2, edited_at=edited)
+    m.constraints(tools={"deny": ["force_push"]}, revision=2, edited_at=edited)
+    m.clock = T0 + timedelta(minutes=5)
+    m.step("s1", "running")  # line 1: before the edits
+    assert answer(m, "stale-instructions").verdict == "pass"
+    m.clock = T0 + timedelta(minutes=20)
+    m.step("s1", "running")  # line 2: after them, under plan v1 written before
+    attempt(m, tool="force_push", effect_possible=False)  # line 3: a tool now denied
+    found = answer(m, "stale-instructions")
+    assert found.verdict == "fail"
+    assert [c.line for c in found.cites] == [2, 3]
+    assert "after intent.toml (revision 2) was edited" in found.cites[0].note
+    assert "force_push, which constraints.toml [tools] denies" in found.cites[1].note
+
+
+def test_a_constraints_edit_alone_needs_no_new_plan(m: Mission) -> None:
+    m.constraints(budget={"usd": 50.0}, revision=2, edited_at=stamp(T0 + timedelta(minutes=10)))
+    m.clock = T0 + timedelta(minutes=20)
+    m.step("s1", "running")  # the budget was raised: the plan still holds
+    assert answer(m, "stale-instructions").verdict == "pass"
 
 
 @pytest.mark.parametrize(

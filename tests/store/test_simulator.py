@@ -21,6 +21,7 @@ import simulator.mission as sim_mission
 from simulator.__main__ import main
 from simulator.runner import Runner
 from store.check import check
+from store.invariants import RUN_CODES
 from store.layout import Kind, is_transient, log_path
 from store.load import LogReader
 from store.metrics import Ratio, directory_metrics
@@ -83,7 +84,8 @@ def assert_valid(root: Path, allowed_codes: frozenset[str] = frozenset()) -> Non
     report = check(root)
     errors = [p for p in report.all_problems() if p.severity == "error"]
     assert [str(p) for p in errors if p.code not in allowed_codes] == []
-    assert report.warnings == 0, [str(p) for p in report.all_problems()]
+    warnings = [p for p in report.all_problems() if p.severity == "warn"]
+    assert [str(p) for p in warnings if p.code not in RUN_CODES] == []  # the demo stages those
     leftovers = [
         str(path) for path in root.rglob("*") if is_transient(path.relative_to(root).as_posix())
     ]
@@ -345,7 +347,13 @@ def test_the_demo_leaves_what_review_replay_and_metrics_look_for(tmp_path: Path)
     assert verdicts["release-notes"]["independent-evidence"] == "pass"
     assert report.missions["release-notes"].handoffs == Ratio(1, 1)
     # two workers on one step, one on a superseded plan, repeating an effect without a key
-    failing = {key for key, verdict in verdicts["nightly-index"].items() if verdict == "fail"}
+    index = workspace.missions["nightly-index"]
+    failing = {  # each attempt counts for the plan version it ran under
+        a.key
+        for version in index.plans
+        for a in review(index, version).answers
+        if a.verdict == "fail"
+    }
     assert {"risk-recovery", "safe-resume", "unkeyed-repeat"} <= failing
     stale = report.missions["nightly-index"]
     assert (stale.conflicts, stale.stale_context, stale.handoffs_open) == (1, 1, 1)
