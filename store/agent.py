@@ -56,6 +56,7 @@ from store.load import (
     unknown_field_problems,
 )
 from store.plan_binding import plan_binding
+from store.policy import constraints_missing
 from store.problems import Problem
 from store.records import (
     GENESIS,
@@ -477,10 +478,14 @@ def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | No
     Reads the mission's constraints.toml and the signers files it names (confined); a
     constraints.toml that does not load is a refusal: it may require signatures."""
     loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
-    if loaded.record is None and not _missing(loaded):
-        first = loaded.problems[0].message if loaded.problems else "unreadable"
-        return f"constraints.toml does not load (it may require signatures): {first}"
     record = loaded.record
+    if record is None:
+        why = (
+            None
+            if _missing(loaded)
+            else (loaded.problems[0].message if loaded.problems else "unreadable")
+        )
+        return constraints_missing(mission, constraint_history(root, mission), why).message
     files: dict[str, bytes | Problem] = {}
     for path in signer_paths(record):
         found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
@@ -488,6 +493,20 @@ def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | No
             files[path] = found
     state = signature_state(mission, decision, policy(record, files))
     return None if state.authorizes else f"signature: {state.describe()}"
+
+
+def constraint_history(root: Path, mission: str) -> dict[int, Constraints | None]:
+    """The kept revisions of the mission's constraints.toml, read confined (None: one
+    that does not load)."""
+    folder = f"{mission_dir(mission)}/history"
+    entries = confined.list_folder(root, folder)
+    found: dict[int, Constraints | None] = {}
+    for entry in entries if not isinstance(entries, Problem) else ():
+        located = classify(f"{folder}/{entry.name}")
+        if located is not None and located.parts.get("name", "").startswith("constraints."):
+            revision = int(located.parts["revision"])
+            found[revision] = load_document(root, located.relpath, Constraints).record
+    return found
 
 
 def _plan_refusal(root: Path, mission: str, request: ApprovalRequest) -> str | None:

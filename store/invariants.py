@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from store.layout import decision_path, plan_path
+from store.policy import constraints_missing
 from store.problems import Problem
 from store.records import snapshot_of
 
@@ -26,9 +27,14 @@ def mission_invariants(mission: MissionState) -> list[Problem]:
 
 
 def _missing_documents(mission: MissionState) -> list[Problem]:
+    found = []
+    if mission.constraints is None:
+        history = {r: loaded.record for r, loaded in mission.constraint_history.items()}
+        found.append(constraints_missing(mission.id, history))
     if mission.intent is not None:
-        return []
+        return found
     return [
+        *found,
         Problem(
             f"{mission.base}/intent.toml",
             None,
@@ -36,7 +42,7 @@ def _missing_documents(mission: MissionState) -> list[Problem]:
             "mission has no intent.toml: nobody has said what the work is",
             "create it (the HUD's `n` key, or write the TOML by hand)",
             "warn",
-        )
+        ),
     ]
 
 

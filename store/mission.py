@@ -113,6 +113,8 @@ class MissionState:
         self.requests: dict[str, Loaded[ApprovalRequest]] = {}
         self.decisions: dict[str, Loaded[Decision]] = {}
         self.history: set[str] = set()
+        self.constraint_history: dict[int, Loaded[Constraints]] = {}
+        """The kept revisions of constraints.toml (`history/constraints.r<N>.toml`)."""
         self.artifact_checks: dict[str, ArtifactCheck] = {}
         """The latest hash check of each cited artifact (see `store.artifacts`)."""
         self.path_problems: dict[str, Problem] = {}
@@ -250,6 +252,9 @@ class MissionState:
         elif kind is Kind.HISTORY:
             _toggle(self.history, rel, present)
             self.set_path_problem(rel, check_history(self.root, rel) if present else None)
+            if located.parts["name"].startswith("constraints."):
+                revision = int(located.parts["revision"])
+                self._store(self.constraint_history, revision, rel, present, Constraints)
         elif kind is Kind.ARTIFACT:
             _toggle(self.artifacts, rel, present)
             self.set_path_problem(rel, file_problem(self.root, rel) if present else None)
@@ -274,7 +279,12 @@ class MissionState:
         return reader
 
     def _store(
-        self, table: dict[str, Loaded[Any]], key: str, rel: str, present: bool, model: type[Any]
+        self,
+        table: dict[Any, Loaded[Any]],
+        key: str | int,
+        rel: str,
+        present: bool,
+        model: type[Any],
     ) -> None:
         if present:
             table[key] = load_document(self.root, rel, model)
@@ -355,6 +365,9 @@ class MissionState:
             k: v for k, v in self.decisions.items() if not v.relpath.startswith(prefix)
         }
         self.history = {p for p in self.history if not p.startswith(prefix)}
+        self.constraint_history = {
+            k: v for k, v in self.constraint_history.items() if not v.relpath.startswith(prefix)
+        }
         self.artifacts = {p for p in self.artifacts if not p.startswith(prefix)}
 
     # ---- views -----------------------------------------------------------------------

@@ -323,6 +323,7 @@ def _fresh(source: MissionState) -> MissionState:
     state.signers = source.signers
     state.events, state.evidence = source.events, source.evidence
     state.history, state.artifacts = source.history, source.artifacts
+    state.constraint_history = source.constraint_history
     state.artifact_checks, state.path_problems = source.artifact_checks, source.path_problems
     return state
 
