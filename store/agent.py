@@ -56,7 +56,7 @@ from store.load import (
     unknown_field_problems,
 )
 from store.plan_binding import plan_binding
-from store.policy import constraints_missing
+from store.policy import constraints_missing, decision_times
 from store.problems import Problem
 from store.records import (
     GENESIS,
@@ -454,7 +454,7 @@ def authorize(
         return deny(f"rejected: {decision.reason}")
     if decision.digest != request_digest(raw):
         return deny("stale: request changed after approval")
-    unsigned = _signature_refusal(root, mission, decision)
+    unsigned = _signature_refusal(root, mission, request, decision, moment)
     if unsigned is not None:
         return deny(unsigned)
     try:
@@ -472,11 +472,14 @@ def authorize(
     return Authorization(True, "approved", request, raw, decision)
 
 
-def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | None:
-    """Why the decision's signature does not authorize it (`store.signatures`), or None.
+def _signature_refusal(
+    root: Path, mission: str, request: ApprovalRequest, decision: Decision, now: datetime
+) -> str | None:
+    """Why the policy in force does not let the decision through, or None: its times
+    (`store.policy.decision_times`) and its signature (`store.signatures`).
 
     Reads the mission's constraints.toml and the signers files it names (confined); a
-    constraints.toml that does not load is a refusal: it may require signatures."""
+    constraints.toml that is missing or does not load is a refusal."""
     loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
     record = loaded.record
     if record is None:
@@ -491,7 +494,10 @@ def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | No
         found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
         if not (isinstance(found, Problem) and found.code == "missing"):
             files[path] = found
-    state = signature_state(mission, decision, policy(record, files))
+    times = decision_times(request, decision, record.approval.valid_for_seconds, now)
+    if times is not None:
+        return f"decision times do not bind: {times}"
+    state = signature_state(mission, decision, policy(record, files), now)
     return None if state.authorizes else f"signature: {state.describe()}"
 
 

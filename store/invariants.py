@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from store.layout import decision_path, plan_path
-from store.policy import constraints_missing
+from store.policy import constraints_missing, decision_times
 from store.problems import Problem
 from store.records import snapshot_of
 
@@ -22,6 +22,7 @@ def mission_invariants(mission: MissionState) -> list[Problem]:
         *_succeeded_without_evidence(mission),
         *_requests_and_decisions(mission),
         *_signatures(mission),
+        *_decision_times(mission),
         *_missing_artifacts(mission),
     ]
 
@@ -228,6 +229,32 @@ def _signatures(mission: MissionState) -> list[Problem]:
                     + (": an attempt used it" if used else ": authorize() refuses this approval"),
                     "the agent must file a new request, to be approved with --sign-key",
                     "warn" if used else "error",
+                )
+            )
+    return found
+
+
+def _decision_times(mission: MissionState) -> list[Problem]:
+    """Each approval whose times do not bind (`store.policy.decision_times`, the bounds
+    that do not move with the clock): `authorize()` refuses it."""
+    constraints = mission.constraints.record if mission.constraints is not None else None
+    if constraints is None:
+        return []
+    found = []
+    for request_id, decided in sorted(mission.decisions.items()):
+        loaded = mission.requests.get(request_id)
+        decision, request = decided.record, loaded.record if loaded is not None else None
+        if decision is None or request is None or decision.decision != "approve":
+            continue
+        why = decision_times(request, decision, constraints.approval.valid_for_seconds, None)
+        if why is not None:
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "decision-times",
+                    f"{why}: authorize() refuses this approval",
+                    "decide it again (the HUD and hud decide write times that bind)",
                 )
             )
     return found

@@ -9,10 +9,11 @@ what the last revision kept in `history/` required).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from store.layout import Kind, doc_path
 from store.problems import Problem
-from store.records import Constraints
+from store.records import ApprovalRequest, Constraints, Decision
 
 
 def _required(constraints: Constraints) -> str:
@@ -53,3 +54,36 @@ def constraints_missing(
         "the mission's policy lives there: restore it (from history/, or write it again) "
         "and make it writable by the admin only (docs/approvals.md, Permissions)",
     )
+
+
+CLOCK_SKEW = timedelta(seconds=60)
+"""How far in the future a decision's `decided_at` may be (clocks differ a little)."""
+
+
+def decision_times(
+    request: ApprovalRequest, decision: Decision, valid_for_seconds: int, now: datetime | None
+) -> str | None:
+    """Why a decision's times do not bind (None: they do): it counts only when
+    `requested_at <= decided_at <= min(expires_at, now + 60 s)` and `valid_until <=
+    decided_at + valid_for_seconds` (of the policy in force). `now` None leaves out the
+    bound that moves with the clock (`hud check`'s view of the files alone)."""
+    decided = decision.decided_at
+    if decided < request.requested_at.replace(microsecond=0):  # decisions keep whole seconds
+        asked = _text(request.requested_at)
+        return f"decided_at {_text(decided)} is before the request (requested_at {asked})"
+    if request.expires_at is not None and decided > request.expires_at:
+        expired = _text(request.expires_at)
+        return f"decided_at {_text(decided)} is after the request expired ({expired})"
+    if now is not None and decided > now + CLOCK_SKEW:
+        return f"decided_at {_text(decided)} is in the future (now {_text(now)})"
+    longest = decided + timedelta(seconds=valid_for_seconds)
+    if decision.valid_until is not None and decision.valid_until > longest:
+        return (
+            f"valid_until {_text(decision.valid_until)} is later than decided_at + "
+            f"valid_for_seconds ({valid_for_seconds}) allows ({_text(longest)})"
+        )
+    return None
+
+
+def _text(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")

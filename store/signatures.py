@@ -156,21 +156,25 @@ class SignatureState:
         return "unsigned — this mission requires signatures" if self.required else "unsigned"
 
 
-def signature_state(mission: str, decision: Decision, rules: Policy) -> SignatureState:
-    """What `decision`'s signature is worth under the mission's `rules`."""
+def signature_state(
+    mission: str, decision: Decision, rules: Policy, now: datetime | None = None
+) -> SignatureState:
+    """What `decision`'s signature is worth under the mission's `rules` at `now` (default:
+    the current time): the signer's key must be valid both at `decided_at` and now."""
     if decision.signature is None:
         return SignatureState("unsigned", rules.required)
     try:
         parsed = sshsig.parse(decision.signature)
         sshsig.verify(parsed, decision_payload(mission, decision), NAMESPACE)
-        _trust(parsed, decision, rules)
+        _trust(parsed, decision, rules, now or datetime.now(UTC))
     except ValueError as exc:
         return SignatureState("invalid", rules.required, why=str(exc))
     return SignatureState("valid", rules.required, decision.decided_by, parsed.fingerprint)
 
 
-def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy) -> None:
-    """Raise ValueError unless the rules trust the signer of `parsed` as its approver."""
+def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy, now: datetime) -> None:
+    """Raise ValueError unless the rules trust the signer of `parsed` as its approver, at
+    `decided_at` (which the signer chose) and `now` (as `ssh-keygen -Y verify` checks)."""
     allowed, revoked = rules.allowed, rules.revoked
     if allowed is None:
         raise ValueError("constraints.toml [approval] names no allowed_signers file to check it")
@@ -180,4 +184,8 @@ def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy) -> None:
         raise ValueError(f"cannot tell whether its key is revoked: {revoked.message}")
     if revoked is not None and parsed.key.public_data in revoked.keys:
         raise ValueError(f"its key {parsed.fingerprint} is revoked ({revoked.relpath})")
-    trusted(allowed, parsed.key, decision.decided_by, NAMESPACE, decision.decided_at)
+    for at, when in ((decision.decided_at, "at decided_at"), (now, "now")):
+        try:
+            trusted(allowed, parsed.key, decision.decided_by, NAMESPACE, at)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (checked {when}, {utc_text(at)})") from None

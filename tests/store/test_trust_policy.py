@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from store.agent import authorize
 from store.check import check
+from store.human import HumanWriter
+from store.records import request_digest
+from store.signatures import NAMESPACE, payload
+from store.sshsig import load_signer
+from store.workspace import Workspace
 from tests.factory import mission
+from tests.signing_support import allowed_line, keygen
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -48,3 +58,92 @@ def test_an_unreadable_constraints_toml_authorizes_nothing(tmp_path: Path) -> No
     auth = authorize(root, "beta", "r1", NOW + timedelta(minutes=1))
     assert not auth.ok and "constraints.toml does not load" in auth.reason
     assert check(root).missions["beta"].status.value == "needs_you"
+
+
+# ---- time binds ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("keys")
+    return {name: keygen(folder, name) for name in ("alice", "bob")}
+
+
+def _signed_state(
+    tmp_path: Path, keys: dict[str, Path], line: str = "", valid_for: int = 3600
+) -> Path:
+    """Mission beta (signatures required), request r1 asked at 2019-12-30."""
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    asked = datetime(2019, 12, 30, tzinfo=UTC).isoformat()
+    beta.request("r1", risk="read_only", tool="ls", args={"path": "/"}, requested_at=asked)
+    approval = {"require_signature": True, "allowed_signers": "signers/allowed"}
+    beta.constraints(approval={**approval, "valid_for_seconds": valid_for})
+    (root / "signers").mkdir()
+    (root / "signers/allowed").write_text(line or allowed_line("alice", keys["alice"]))
+    return root
+
+
+def _sign_decision(
+    root: Path, key: Path, decided_at: datetime, valid_until: datetime, user: str = "alice"
+) -> None:
+    """Approve beta/r1 as `user`, signed by `key`, with the times a signer chose."""
+    writer = HumanWriter(root, user, "local", clock=lambda: decided_at)
+    raw = json.loads((root / "missions/beta/approvals/r1.json").read_bytes())
+    fields = writer.decision_fields(
+        "r1", request_digest(raw), "approve", "ok", valid_until, decided_at
+    )
+    signature = asyncio.run(
+        load_signer(key.read_bytes()).sign(payload("beta", **fields), NAMESPACE)
+    )
+    writer.decide("beta", "r1", raw, "approve", "ok", valid_until, decided_at, signature)
+
+
+def test_a_key_past_its_window_authorizes_nothing_whatever_date_it_writes(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    line = allowed_line("alice", keys["alice"], 'valid-before="20200101Z"')
+    root = _signed_state(tmp_path, keys, line, valid_for=10 * 365 * 86400)
+    backdated = datetime(2019, 12, 31, tzinfo=UTC)
+    _sign_decision(root, keys["alice"], backdated, backdated + timedelta(days=3000))
+    auth = authorize(root, "beta", "r1", NOW)
+    assert not auth.ok
+    assert "valid only before" in auth.reason and "checked now" in auth.reason
+    workspace = Workspace(root)
+    workspace.scan()
+    state = workspace.missions["beta"].signature("r1")
+    assert state is not None and state.kind == "invalid" and "checked now" in state.why
+    # the key was valid at decided_at: in 2019 (as ssh-keygen would then) it held
+    assert authorize(root, "beta", "r1", backdated + timedelta(hours=1)).ok
+
+
+def test_a_decision_dated_in_the_future_does_not_bind(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _signed_state(tmp_path, keys)
+    future = datetime(2030, 1, 1, tzinfo=UTC)
+    _sign_decision(root, keys["alice"], future, future + timedelta(hours=1))
+    auth = authorize(root, "beta", "r1", NOW)
+    assert not auth.ok and "is in the future" in auth.reason
+    # within a minute of clock skew it binds
+    assert authorize(root, "beta", "r1", future - timedelta(seconds=59)).ok
+
+
+def test_valid_until_is_bounded_by_the_policy(tmp_path: Path, keys: dict[str, Path]) -> None:
+    root = _signed_state(tmp_path, keys)
+    decided = NOW - timedelta(minutes=5)
+    _sign_decision(root, keys["alice"], decided, decided + timedelta(days=30))
+    auth = authorize(root, "beta", "r1", NOW)
+    assert (
+        not auth.ok and "valid_until" in auth.reason and "valid_for_seconds (3600)" in auth.reason
+    )
+    found = [p for p in check(root).all_problems() if p.code == "decision-times"]
+    assert [p.path for p in found] == ["missions/beta/approvals/r1.toml"]
+
+
+def test_a_decision_before_its_request_does_not_bind(tmp_path: Path, keys: dict[str, Path]) -> None:
+    root = _signed_state(tmp_path, keys)
+    decided = datetime(2019, 12, 29, tzinfo=UTC)
+    _sign_decision(root, keys["alice"], decided, decided + timedelta(minutes=30))
+    auth = authorize(root, "beta", "r1", decided + timedelta(minutes=1))
+    assert not auth.ok and "before the request" in auth.reason
