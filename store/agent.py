@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from store import confined, durable
 from store.layout import (
+    WORKSPACE_FILE,
     Kind,
     classify,
     decision_path,
@@ -490,13 +491,13 @@ def _signature_refusal(
         )
         return constraints_missing(mission, constraint_history(root, mission), why).message
     files: dict[str, bytes | Problem] = {}
-    for path in signer_paths(record):
+    for path in (*signer_paths(record), WORKSPACE_FILE):
         found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
         if not (isinstance(found, Problem) and found.code == "missing"):
             files[path] = found
     times = decision_times(request, decision, record.approval.valid_for_seconds, now)
     if times is not None:
-        return f"decision times do not bind: {times}"
+        return times
     state = signature_state(mission, decision, policy(record, files), now)
     return None if state.authorizes else f"signature: {state.describe()}"
 

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.layout import SIGNERS_FILE_RE
+from store.layout import TRUST_FILE_RE
 from store.problems import Problem
 from store.row import MissionStatus
 from store.workspace import WORKSPACE_ROW, Workspace, group_by_mission
@@ -87,8 +87,7 @@ def _check_paths(root: str, paths: list[str]) -> Checked:
     workspace.load_settings()
     workspace.apply(paths)
     reports, loose = _reports(workspace)
-    signers = {p for p in workspace.native.signers.values() if isinstance(p, Problem)}
-    return reports, [p for p in loose if p not in signers]
+    return reports, [p for p in loose if not TRUST_FILE_RE.match(p.path)]
 
 
 def _reports(workspace: Workspace) -> Checked:
@@ -154,7 +153,7 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     jobs = jobs or os.cpu_count() or 1
     if total < PARALLEL_BYTES or len(missions) < 2:
         jobs = 1  # not worth starting processes
-    signers = [p for p in other if SIGNERS_FILE_RE.match(p)]  # every task checks signatures
+    signers = [p for p in other if TRUST_FILE_RE.match(p)]  # every task checks signatures
     tasks = [
         ([*signers, *(p for m in group for p in missions[m])], sum(weights[m] for m in group))
         for group in _chunks(weights, min(len(weights), jobs * TASKS_PER_JOB))

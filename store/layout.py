@@ -15,6 +15,8 @@ class Owner(StrEnum):
     HUMAN = "human"
     AGENT = "agent"
     SYSTEM = "system"
+    ADMIN = "admin"
+    """Written by the admin by hand, never by the HUD (the workspace policy floor)."""
 
 
 class Kind(StrEnum):
@@ -30,6 +32,8 @@ class Kind(StrEnum):
     HANDOFF = "handoff"
     ARTIFACT = "artifact"
     SIGNERS = "signers"
+    WORKSPACE = "workspace"
+    POLICY = "policy"
 
 
 # The one id check. An id names a file or folder, so it never holds `..`: no dot
@@ -42,6 +46,12 @@ MISSION_ID_RE = re.compile(rf"^{MISSION_ID}\Z")
 REQUEST_ID_RE = re.compile(rf"^{REQUEST_ID}\Z")
 SIGNERS_FILE_RE = re.compile(rf"^signers/{REQUEST_ID}\Z")
 """An allowed-signers or revoked-keys file (`[approval]` of constraints.toml names it)."""
+WORKSPACE_FILE = "workspace.toml"
+"""The state directory's identity (`id`), created once, bound into signed decisions."""
+POLICY_FILE = "policy.toml"
+"""The workspace policy floor (admin-owned; `store.policy`)."""
+TRUST_FILE_RE = re.compile(rf"^(?:signers/{REQUEST_ID}|workspace\.toml|policy\.toml)\Z")
+"""The files of the state directory's root that every mission's approval policy reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +70,8 @@ def _m(rest: str) -> re.Pattern[str]:
 
 TABLE: tuple[Entry, ...] = (
     Entry(Kind.SETTINGS, Owner.HUMAN, re.compile(r"^hud\.toml$"), "hud.toml"),
+    Entry(Kind.WORKSPACE, Owner.HUMAN, re.compile(r"^workspace\.toml$"), WORKSPACE_FILE),
+    Entry(Kind.POLICY, Owner.ADMIN, re.compile(r"^policy\.toml$"), POLICY_FILE),
     Entry(Kind.INTENT, Owner.HUMAN, _m(r"intent\.toml"), "missions/<id>/intent.toml"),
     Entry(
         Kind.CONSTRAINTS,

@@ -73,7 +73,7 @@ def decision_times(
         return f"decided_at {_text(decided)} is before the request (requested_at {asked})"
     if request.expires_at is not None and decided > request.expires_at:
         expired = _text(request.expires_at)
-        return f"decided_at {_text(decided)} is after the request expired ({expired})"
+        return f"expired: request expired at {expired}, before decided_at {_text(decided)}"
     if now is not None and decided > now + CLOCK_SKEW:
         return f"decided_at {_text(decided)} is in the future (now {_text(now)})"
     longest = decided + timedelta(seconds=valid_for_seconds)

@@ -137,6 +137,16 @@ class Constraints(Document):
     edited_at: Timestamp | None = None
 
 
+class WorkspaceIdentity(Document):
+    """workspace.toml: the state directory's identity, created once (never rewritten)."""
+
+    id: Annotated[
+        str, Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+    ]
+    created_by: str = ""
+    created_at: Timestamp | None = None
+
+
 class Decision(Document):
     request: RequestId
     digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]

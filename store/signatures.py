@@ -8,6 +8,12 @@ only when there are some). It is signed as SSHSIG in the namespace NAMESPACE
 (`store.sshsig`), so `ssh-keygen -Y verify` checks it too (`hud decide --print-payload`
 prints it).
 
+Version 2 of the payload (what the HUD and `hud decide` sign) adds `"version": 2` and
+`workspace`, the id of the state directory (workspace.toml), so a decision copied into
+another state directory does not verify there. A version 1 signature (no `version`, no
+`workspace`) still verifies where signatures are not required; where they are, only
+version 2 counts.
+
 `signature_state` is the one derivation of a decision's signature for the HUD, `hud
 check` and `authorize()`: *valid* (the signature verifies, its key is listed in the
 mission's allowed-signers file for a principal pattern matching `decided_by`, in the
@@ -23,8 +29,10 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from store import sshsig
+from store.layout import WORKSPACE_FILE
+from store.load import parse_document
 from store.problems import Problem
-from store.records import Constraints, Decision, canonical_json
+from store.records import Constraints, Decision, WorkspaceIdentity, canonical_json
 from store.signers import AllowedSigners, Revoked, parse_allowed, parse_revoked, trusted
 
 NAMESPACE = "operator-hud-approval@v1"
@@ -47,10 +55,14 @@ def payload(
     decided_at: datetime,
     valid_until: datetime | None,
     origin: str,
+    workspace: str | None = None,
 ) -> bytes:
-    """The bytes a decision's signature covers."""
+    """The bytes a decision's signature covers: version 2 with the `workspace` id, else
+    version 1 (no workspace: read only where signatures are not required)."""
+    bound = {"version": 2, "workspace": workspace} if workspace is not None else {}
     return canonical_json(
         {
+            **bound,
             "mission": mission,
             "request": request,
             "digest": digest,
@@ -64,8 +76,8 @@ def payload(
     )
 
 
-def decision_payload(mission: str, decision: Decision) -> bytes:
-    """The payload of a decision as written."""
+def decision_payload(mission: str, decision: Decision, workspace: str | None = None) -> bytes:
+    """The payload of a decision as written (version 2 with `workspace`, else 1)."""
     return payload(
         mission,
         decision.request,
@@ -76,6 +88,7 @@ def decision_payload(mission: str, decision: Decision) -> bytes:
         decision.decided_at,
         decision.valid_until,
         decision.origin,
+        workspace,
     )
 
 
@@ -87,6 +100,19 @@ class Policy:
     allowed: AllowedSigners | Problem | None = None
     """None: constraints name no allowed-signers file."""
     revoked: Revoked | Problem | None = None
+    workspace: str | Problem | None = None
+    """The state directory's id (workspace.toml); None: there is none yet."""
+
+
+def workspace_id(files: SignerFiles) -> str | Problem | None:
+    """The id in workspace.toml (None: no such file; a Problem: it does not load)."""
+    found = files.get(WORKSPACE_FILE)
+    if found is None or isinstance(found, Problem):
+        return found
+    loaded = parse_document(WORKSPACE_FILE, found, WorkspaceIdentity)
+    if loaded.record is None:
+        return loaded.problems[0] if loaded.problems else None
+    return loaded.record.id
 
 
 def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
@@ -114,7 +140,7 @@ def signer_paths(constraints: Constraints | None) -> set[str]:
 def policy(constraints: Constraints | None, files: SignerFiles) -> Policy:
     """The signature policy of a mission (its constraints.toml `[approval]`)."""
     if constraints is None:
-        return Policy()
+        return Policy(workspace=workspace_id(files))
     rules = constraints.approval
     allowed: AllowedSigners | Problem | None = None
     revoked: Revoked | Problem | None = None
@@ -126,7 +152,7 @@ def policy(constraints: Constraints | None, files: SignerFiles) -> Policy:
     if rules.revoked_keys is not None:
         found = _named(rules.revoked_keys, files)
         revoked = found if isinstance(found, Problem) else parse_revoked(rules.revoked_keys, found)
-    return Policy(rules.require_signature, allowed, revoked)
+    return Policy(rules.require_signature, allowed, revoked, workspace_id(files))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,11 +191,44 @@ def signature_state(
         return SignatureState("unsigned", rules.required)
     try:
         parsed = sshsig.parse(decision.signature)
-        sshsig.verify(parsed, decision_payload(mission, decision), NAMESPACE)
+        _verify(parsed, mission, decision, rules)
         _trust(parsed, decision, rules, now or datetime.now(UTC))
     except ValueError as exc:
         return SignatureState("invalid", rules.required, why=str(exc))
     return SignatureState("valid", rules.required, decision.decided_by, parsed.fingerprint)
+
+
+def _verify(parsed: sshsig.Parsed, mission: str, decision: Decision, rules: Policy) -> None:
+    """Raise ValueError unless `parsed` signs the decision's payload: version 2 (bound to
+    this state directory), or version 1 where signatures are not required."""
+    workspace = rules.workspace
+    if isinstance(workspace, str):
+        try:
+            sshsig.verify(parsed, decision_payload(mission, decision, workspace), NAMESPACE)
+            return
+        except sshsig.SigError as exc:
+            if str(exc) != sshsig.MISMATCH:
+                raise
+    elif rules.required:
+        why = workspace.message if isinstance(workspace, Problem) else "it does not exist"
+        raise ValueError(
+            f"{WORKSPACE_FILE} names no state directory id ({why}): a signature cannot be "
+            "bound to this state directory"
+        )
+    try:
+        sshsig.verify(parsed, decision_payload(mission, decision), NAMESPACE)
+    except sshsig.SigError as exc:
+        if str(exc) != sshsig.MISMATCH:
+            raise
+        raise ValueError(
+            "the signature does not match the payload: edited after signing, or signed in "
+            "another state directory"
+        ) from None
+    if rules.required:
+        raise ValueError(
+            "it signs a version 1 payload, bound to no state directory: where signatures "
+            "are required only version 2 counts; decide it again"
+        )
 
 
 def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy, now: datetime) -> None:

@@ -33,6 +33,7 @@ RSA_ALGORITHM = b"rsa-sha2-512"
 REFUSED_ALGORITHMS = frozenset({b"ssh-rsa"})
 """SHA-1 RSA signatures, which ssh-keygen refuses in SSHSIG too."""
 MAX_ARMOR = 64 * 1024
+MISMATCH = "the signature does not match the payload (edited after signing?)"
 
 
 class SigError(ValueError):
@@ -141,7 +142,7 @@ def verify(parsed: Parsed, message: bytes, namespace: str) -> None:
         raise SigError("an ssh-rsa (SHA-1) signature is refused: sign with rsa-sha2-512")
     data = signed_data(namespace, message, parsed.hash_algorithm)
     if not parsed.key.verify(data, parsed.signature):
-        raise SigError("the signature does not match the payload (edited after signing?)")
+        raise SigError(MISMATCH)
 
 
 def _algorithm(key: asyncssh.SSHKey) -> bytes:

@@ -66,6 +66,8 @@ def test_hud_decide_signs_and_ssh_keygen_verifies(
     assert main(["decide", str(root), "beta", "r1", "--print-payload"]) == 0
     payload = capfdbinary.readouterr().out
     assert payload.startswith(b'{"approver":') and b'"mission":"beta"' in payload
+    workspace = tomllib.loads((root / "workspace.toml").read_text())["id"]
+    assert payload.endswith(b'"version":2,"workspace":"' + workspace.encode() + b'"}')
     done = ssh_verify(
         root / "signers/allowed", saved["decided_by"], saved["signature"], payload, tmp_path
     )

@@ -94,7 +94,9 @@ def _sign_decision(
         "r1", request_digest(raw), "approve", "ok", valid_until, decided_at
     )
     signature = asyncio.run(
-        load_signer(key.read_bytes()).sign(payload("beta", **fields), NAMESPACE)
+        load_signer(key.read_bytes()).sign(
+            payload("beta", **fields, workspace=writer.workspace_id()), NAMESPACE
+        )
     )
     writer.decide("beta", "r1", raw, "approve", "ok", valid_until, decided_at, signature)
 
@@ -147,3 +149,57 @@ def test_a_decision_before_its_request_does_not_bind(tmp_path: Path, keys: dict[
     _sign_decision(root, keys["alice"], decided, decided + timedelta(minutes=30))
     auth = authorize(root, "beta", "r1", decided + timedelta(minutes=1))
     assert not auth.ok and "before the request" in auth.reason
+
+
+# ---- workspace identity -----------------------------------------------------------------
+
+
+def test_a_decision_copied_into_another_state_directory_does_not_authorize(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _signed_state(tmp_path, keys)
+    decided = NOW - timedelta(minutes=5)
+    _sign_decision(root, keys["alice"], decided, decided + timedelta(minutes=30))
+    assert authorize(root, "beta", "r1", NOW).ok
+    other = _signed_state(tmp_path / "other", keys)  # same mission id, same signers
+    HumanWriter(other, "bob", "local").workspace_id()  # its own id
+    approvals = "missions/beta/approvals"
+    for name in ("r1.json", "r1.toml"):
+        (other / approvals / name).write_bytes((root / approvals / name).read_bytes())
+    auth = authorize(other, "beta", "r1", NOW)
+    assert not auth.ok and "signed in another state directory" in auth.reason
+
+
+def test_the_workspace_id_is_created_once_and_never_rewritten(tmp_path: Path) -> None:
+    writer = HumanWriter(tmp_path, "alice", "local")
+    first = writer.workspace_id()
+    text = (tmp_path / "workspace.toml").read_text()
+    assert f'id = "{first}"' in text and 'created_by = "alice"' in text
+    assert HumanWriter(tmp_path, "bob", "local").workspace_id() == first
+    assert (tmp_path / "workspace.toml").read_text() == text
+
+
+def test_a_version_1_signature_counts_only_where_signatures_are_not_required(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _signed_state(tmp_path, keys)
+    decided = NOW - timedelta(minutes=5)
+    writer = HumanWriter(root, "alice", "local", clock=lambda: decided)
+    writer.workspace_id()
+    raw = json.loads((root / "missions/beta/approvals/r1.json").read_bytes())
+    until = decided + timedelta(minutes=30)
+    fields = writer.decision_fields("r1", request_digest(raw), "approve", "ok", until, decided)
+    v1 = asyncio.run(
+        load_signer(keys["alice"].read_bytes()).sign(payload("beta", **fields), NAMESPACE)
+    )
+    writer.decide("beta", "r1", raw, "approve", "ok", until, decided, v1)
+    auth = authorize(root, "beta", "r1", NOW)
+    assert not auth.ok and "version 1 payload" in auth.reason
+    constraints = root / "missions/beta/constraints.toml"
+    constraints.write_text(
+        constraints.read_text().replace("require_signature = true", "require_signature = false")
+    )
+    workspace = Workspace(root)
+    workspace.scan()
+    state = workspace.missions["beta"].signature("r1")
+    assert state is not None and state.kind == "valid"
