@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from store import confined, durable
 from store.layout import (
+    POLICY_FILE,
     WORKSPACE_FILE,
     Kind,
     classify,
@@ -57,7 +58,13 @@ from store.load import (
     unknown_field_problems,
 )
 from store.plan_binding import plan_binding
-from store.policy import constraints_missing, decision_times
+from store.policy import (
+    EffectivePolicy,
+    constraints_missing,
+    decision_times,
+    effective_policy,
+    floor_of,
+)
 from store.problems import Problem
 from store.records import (
     GENESIS,
@@ -81,7 +88,7 @@ from store.records import (
     request_digest,
     validate,
 )
-from store.signatures import policy, signature_state, signer_paths
+from store.signatures import policy, signature_state
 from store.signers import MAX_SIGNERS_BYTES
 
 TAIL_BLOCK = 8192
@@ -476,30 +483,43 @@ def authorize(
 def _signature_refusal(
     root: Path, mission: str, request: ApprovalRequest, decision: Decision, now: datetime
 ) -> str | None:
-    """Why the policy in force does not let the decision through, or None: its times
-    (`store.policy.decision_times`) and its signature (`store.signatures`).
-
-    Reads the mission's constraints.toml and the signers files it names (confined); a
-    constraints.toml that is missing or does not load is a refusal."""
-    loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
-    record = loaded.record
-    if record is None:
-        why = (
-            None
-            if _missing(loaded)
-            else (loaded.problems[0].message if loaded.problems else "unreadable")
-        )
-        return constraints_missing(mission, constraint_history(root, mission), why).message
-    files: dict[str, bytes | Problem] = {}
-    for path in (*signer_paths(record), WORKSPACE_FILE):
-        found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
-        if not (isinstance(found, Problem) and found.code == "missing"):
-            files[path] = found
-    times = decision_times(request, decision, record.approval.valid_for_seconds, now)
+    """Why the policy in force (`policy_on_disk`) does not let the decision through, or
+    None: no policy can be derived, its times (`store.policy.decision_times`), its
+    signature (`store.signatures`)."""
+    rules, files = policy_on_disk(root, mission)
+    if rules.refusal is not None:
+        return rules.refusal
+    times = decision_times(request, decision, rules.valid_for_seconds, now)
     if times is not None:
         return times
-    state = signature_state(mission, decision, policy(record, files), now)
+    state = signature_state(mission, decision, policy(rules, files), now)
     return None if state.authorizes else f"signature: {state.describe()}"
+
+
+def policy_on_disk(root: Path, mission: str) -> tuple[EffectivePolicy, dict[str, bytes | Problem]]:
+    """The approval rules in force for `mission` (`store.policy.effective_policy`) and the
+    root trust files read for them, all read confined, as `store.mission` indexes them."""
+    files: dict[str, bytes | Problem] = {}
+
+    def read(paths: Iterable[str]) -> None:
+        for path in paths:
+            found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
+            if not (isinstance(found, Problem) and found.code == "missing"):
+                files[path] = found
+
+    read((POLICY_FILE, WORKSPACE_FILE))
+    loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
+    rules: Constraints | Problem
+    if loaded.record is not None:
+        rules = loaded.record
+    else:
+        why = None
+        if not _missing(loaded):
+            why = loaded.problems[0].message if loaded.problems else "unreadable"
+        rules = constraints_missing(mission, constraint_history(root, mission), why)
+    effective = effective_policy(mission, floor_of(files), rules)
+    read(effective.signer_files())
+    return effective, files
 
 
 def constraint_history(root: Path, mission: str) -> dict[int, Constraints | None]:

@@ -32,6 +32,8 @@ class MissionReport:
     problems: list[Problem]
     verdicts: dict[str, str] = field(default_factory=dict)
     """A SMALL workspace's verdict per check: schema, lint, strict, verify."""
+    effective_policy: dict[str, object] | None = None
+    """A native mission's approval rules in force (`store.policy.EffectivePolicy`)."""
 
 
 @dataclass(slots=True)
@@ -69,6 +71,11 @@ class Report:
                     "title": report.title,
                     "problems": [p.to_json() for p in report.problems],
                     **({"verdicts": report.verdicts} if report.verdicts else {}),
+                    **(
+                        {"effective_policy": report.effective_policy}
+                        if report.effective_policy is not None
+                        else {}
+                    ),
                 }
                 for mission_id, report in sorted(self.missions.items())
             },
@@ -99,7 +106,10 @@ def _reports(workspace: Workspace) -> Checked:
     reports = {}
     for row_id, row in workspace.rows().items():
         problems = found.pop(row_id, [])
-        reports[row_id] = MissionReport(row.status, row.title, problems, workspace.verdicts(row_id))
+        native = workspace.missions.get(row_id)
+        rules = native.effective_policy.to_json() if native is not None else None
+        verdicts = workspace.verdicts(row_id)
+        reports[row_id] = MissionReport(row.status, row.title, problems, verdicts, rules)
     for problems in found.values():  # files in the folder of no row
         loose.extend(problems)
     return reports, loose

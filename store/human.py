@@ -62,6 +62,7 @@ from pydantic import BaseModel, ValidationError
 
 from store import confined, durable
 from store.layout import (
+    POLICY_FILE,
     WORKSPACE_FILE,
     Kind,
     Located,
@@ -74,6 +75,7 @@ from store.layout import (
     unsafe_id,
 )
 from store.load import MAX_DOCUMENT_BYTES, parse_document, parse_toml
+from store.policy import below_floor, floor_of
 from store.problems import Problem
 from store.records import (
     Constraints,
@@ -85,6 +87,7 @@ from store.records import (
     request_snapshot,
     validate,
 )
+from store.signers import MAX_SIGNERS_BYTES
 from store.small import write as small_write
 from store.small.layout import FILES as SMALL_FILES
 from store.small.layout import HUMAN_KINDS as SMALL_HUMAN_KINDS
@@ -469,13 +472,30 @@ class HumanWriter:
             where = int(column.group(1)) if column else None
             raise Invalid(relpath, parsed.message, parsed.line, where)
         try:
-            validate(model, parsed)
+            record = validate(model, parsed)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             loc = ".".join(str(part) for part in first["loc"])
             line = _line_of(text, first["loc"])
             message = f"{loc}: {first['msg']}" if loc else first["msg"]
             raise Invalid(relpath, message, line, 1 if line else None) from None
+        if isinstance(record, Constraints):
+            self._within_floor(relpath, record)
+
+    def _within_floor(self, relpath: str, constraints: Constraints) -> None:
+        """Refuse constraints that go below the workspace floor (policy.toml), naming the
+        field and the floor's value; or any, when policy.toml does not load."""
+        found = confined.read_file(self.root, POLICY_FILE, MAX_SIGNERS_BYTES)
+        if isinstance(found, Problem) and found.code == "missing":
+            return
+        floor = floor_of({POLICY_FILE: found})
+        if isinstance(floor, Problem):
+            message = f"{POLICY_FILE} does not load ({floor.message}): nothing is saved"
+            raise Invalid(relpath, message, None, None)
+        below = below_floor(floor, constraints)
+        if below:
+            message = "below the workspace floor: " + "; ".join(below)
+            raise Invalid(relpath, message, None, None)
 
 
 # ---- helpers ------------------------------------------------------------------------------

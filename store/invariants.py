@@ -197,7 +197,8 @@ def _signatures(mission: MissionState) -> list[Problem]:
     used it: it ran, likely before they were required)."""
     rules = mission.signature_policy
     found: list[Problem] = []
-    for named in (rules.allowed, rules.revoked):
+    found.extend(mission.effective_policy.problems)
+    for named in (rules.allowed, *rules.revoked):
         if isinstance(named, Problem):
             found.extend([named] if named.code == "signers-missing" else [])
         elif named is not None:
@@ -237,8 +238,8 @@ def _signatures(mission: MissionState) -> list[Problem]:
 def _decision_times(mission: MissionState) -> list[Problem]:
     """Each approval whose times do not bind (`store.policy.decision_times`, the bounds
     that do not move with the clock): `authorize()` refuses it."""
-    constraints = mission.constraints.record if mission.constraints is not None else None
-    if constraints is None:
+    rules = mission.effective_policy
+    if rules.refusal is not None:
         return []
     found = []
     for request_id, decided in sorted(mission.decisions.items()):
@@ -246,7 +247,7 @@ def _decision_times(mission: MissionState) -> list[Problem]:
         decision, request = decided.record, loaded.record if loaded is not None else None
         if decision is None or request is None or decision.decision != "approve":
             continue
-        why = decision_times(request, decision, constraints.approval.valid_for_seconds, None)
+        why = decision_times(request, decision, rules.valid_for_seconds, None)
         if why is not None:
             found.append(
                 Problem(

@@ -19,6 +19,7 @@ from store.invariants import mission_invariants
 from store.layout import Kind, Located
 from store.ledger import NOTED_STATES, Ledger
 from store.load import Loaded, LogReader, check_history, load_document
+from store.policy import EffectivePolicy, constraints_missing, effective_policy, floor_of
 from store.problems import Problem
 from store.records import (
     ApprovalRequest,
@@ -34,14 +35,7 @@ from store.records import (
     StepEvent,
     request_digest,
 )
-from store.signatures import (
-    Policy,
-    SignatureState,
-    SignerFiles,
-    policy,
-    signature_state,
-    signer_paths,
-)
+from store.signatures import Policy, SignatureState, SignerFiles, policy, signature_state
 
 RECENT = 200
 USAGE_POINTS = 512
@@ -128,6 +122,7 @@ class MissionState:
         self.evidence: LogReader | None = None
         self._problems: list[Problem] | None = None
         self._policy: Policy | None = None
+        self._effective: EffectivePolicy | None = None
         self._signatures: dict[str, tuple[Decision, SignatureState]] = {}
         """Each decision's signature state, with the record it was derived from."""
         self.until: tuple[int, int] | None = None
@@ -428,8 +423,8 @@ class MissionState:
         return docs
 
     def signer_paths(self) -> set[str]:
-        """The `signers/` files the constraints name."""
-        return signer_paths(self.constraints.record if self.constraints is not None else None)
+        """The `signers/` files the policy in force names."""
+        return self.effective_policy.signer_files()
 
     def signers_changed(self) -> None:
         """A `signers/` file changed: signature states and problems are derived again."""
@@ -440,13 +435,32 @@ class MissionState:
         from them (problems, the signature policy and states) is derived again."""
         self._problems = None
         self._policy = None
+        self._effective = None
         self._signatures.clear()
+
+    @property
+    def effective_policy(self) -> EffectivePolicy:
+        """The approval rules in force (`store.policy`): the constraints within the floor."""
+        if self._effective is None:
+            self._effective = effective_policy(self.id, floor_of(self.signers), self._rules())
+        return self._effective
+
+    def _rules(self) -> Constraints | Problem:
+        """The constraints record, or the Problem that there is none (missing: with what
+        the last kept revision required)."""
+        loaded = self.constraints
+        if loaded is not None and loaded.record is not None:
+            return loaded.record
+        history = {r: kept.record for r, kept in self.constraint_history.items()}
+        why = None
+        if loaded is not None:
+            why = loaded.problems[0].message if loaded.problems else "unreadable"
+        return constraints_missing(self.id, history, why)
 
     @property
     def signature_policy(self) -> Policy:
         if self._policy is None:
-            record = self.constraints.record if self.constraints is not None else None
-            self._policy = policy(record, self.signers)
+            self._policy = policy(self.effective_policy, self.signers)
         return self._policy
 
     def signature(self, request_id: str) -> SignatureState | None:

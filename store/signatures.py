@@ -23,21 +23,19 @@ namespace, valid at `decided_at`, not revoked), *invalid* (why) or *unsigned*; w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 from store import sshsig
 from store.layout import WORKSPACE_FILE
-from store.load import parse_document
+from store.policy import EffectivePolicy, RootFiles, workspace_id
 from store.problems import Problem
-from store.records import Constraints, Decision, WorkspaceIdentity, canonical_json
+from store.records import Decision, canonical_json
 from store.signers import AllowedSigners, Revoked, parse_allowed, parse_revoked, trusted
 
 NAMESPACE = "operator-hud-approval@v1"
-SignerFiles = Mapping[str, bytes | Problem]
-"""The bytes of each `signers/<name>` file read (or why it could not be), by path."""
+SignerFiles = RootFiles
 
 
 def utc_text(moment: datetime) -> str:
@@ -94,25 +92,15 @@ def decision_payload(mission: str, decision: Decision, workspace: str | None = N
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """What a mission's constraints say about signatures, with the files they name."""
+    """What the policy in force (`store.policy.EffectivePolicy`) says about signatures,
+    with the files it names."""
 
     required: bool = False
     allowed: AllowedSigners | Problem | None = None
-    """None: constraints name no allowed-signers file."""
-    revoked: Revoked | Problem | None = None
+    """None: the policy names no allowed-signers file."""
+    revoked: tuple[Revoked | Problem, ...] = ()
     workspace: str | Problem | None = None
     """The state directory's id (workspace.toml); None: there is none yet."""
-
-
-def workspace_id(files: SignerFiles) -> str | Problem | None:
-    """The id in workspace.toml (None: no such file; a Problem: it does not load)."""
-    found = files.get(WORKSPACE_FILE)
-    if found is None or isinstance(found, Problem):
-        return found
-    loaded = parse_document(WORKSPACE_FILE, found, WorkspaceIdentity)
-    if loaded.record is None:
-        return loaded.problems[0] if loaded.problems else None
-    return loaded.record.id
 
 
 def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
@@ -124,35 +112,24 @@ def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
         relpath,
         None,
         "signers-missing",
-        f"{relpath}, named in constraints.toml [approval], does not exist",
-        "create it, or fix the path in constraints.toml",
+        f"{relpath}, named in [approval] of constraints.toml or policy.toml, does not exist",
+        "create it, or fix the path in constraints.toml (or policy.toml)",
     )
 
 
-def signer_paths(constraints: Constraints | None) -> set[str]:
-    """The `signers/` files a mission's constraints.toml `[approval]` names."""
-    if constraints is None:
-        return set()
-    rules = constraints.approval
-    return {path for path in (rules.allowed_signers, rules.revoked_keys) if path}
-
-
-def policy(constraints: Constraints | None, files: SignerFiles) -> Policy:
-    """The signature policy of a mission (its constraints.toml `[approval]`)."""
-    if constraints is None:
-        return Policy(workspace=workspace_id(files))
-    rules = constraints.approval
+def policy(rules: EffectivePolicy, files: SignerFiles) -> Policy:
+    """The signature policy of a mission: the rules in force, their files read."""
     allowed: AllowedSigners | Problem | None = None
-    revoked: Revoked | Problem | None = None
     if rules.allowed_signers is not None:
         found = _named(rules.allowed_signers, files)
         allowed = (
             found if isinstance(found, Problem) else parse_allowed(rules.allowed_signers, found)
         )
-    if rules.revoked_keys is not None:
-        found = _named(rules.revoked_keys, files)
-        revoked = found if isinstance(found, Problem) else parse_revoked(rules.revoked_keys, found)
-    return Policy(rules.require_signature, allowed, revoked, workspace_id(files))
+    revoked = []
+    for relpath in rules.revoked_keys:
+        found = _named(relpath, files)
+        revoked.append(found if isinstance(found, Problem) else parse_revoked(relpath, found))
+    return Policy(rules.require_signature, allowed, tuple(revoked), workspace_id(files))
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,15 +211,16 @@ def _verify(parsed: sshsig.Parsed, mission: str, decision: Decision, rules: Poli
 def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy, now: datetime) -> None:
     """Raise ValueError unless the rules trust the signer of `parsed` as its approver, at
     `decided_at` (which the signer chose) and `now` (as `ssh-keygen -Y verify` checks)."""
-    allowed, revoked = rules.allowed, rules.revoked
+    allowed = rules.allowed
     if allowed is None:
         raise ValueError("constraints.toml [approval] names no allowed_signers file to check it")
     if isinstance(allowed, Problem):
         raise ValueError(f"{allowed.path}: {allowed.message}")
-    if isinstance(revoked, Problem):
-        raise ValueError(f"cannot tell whether its key is revoked: {revoked.message}")
-    if revoked is not None and parsed.key.public_data in revoked.keys:
-        raise ValueError(f"its key {parsed.fingerprint} is revoked ({revoked.relpath})")
+    for revoked in rules.revoked:
+        if isinstance(revoked, Problem):
+            raise ValueError(f"cannot tell whether its key is revoked: {revoked.message}")
+        if parsed.key.public_data in revoked.keys:
+            raise ValueError(f"its key {parsed.fingerprint} is revoked ({revoked.relpath})")
     for at, when in ((decision.decided_at, "at decided_at"), (now, "now")):
         try:
             trusted(allowed, parsed.key, decision.decided_by, NAMESPACE, at)

@@ -25,10 +25,10 @@ from store.layout import (
     safe_request_id,
 )
 from store.mission import MissionState
+from store.policy import floor_of, workspace_id
 from store.problems import WORKSPACE_ROW, Problem
 from store.records import Settings
 from store.row import MissionSummary
-from store.signatures import workspace_id
 from store.signers import MAX_SIGNERS_BYTES
 from store.sources.base import Quiet
 from store.summary import summarize
@@ -105,9 +105,9 @@ class NativeSource(Quiet):
     def loose_problems(self) -> list[Problem]:
         loose = [p for p in self.unknown.values() if owner_row(p.path) == WORKSPACE_ROW]
         loose += [p for p in self.signers.values() if isinstance(p, Problem)]
-        identity = workspace_id(self.signers)
-        if isinstance(identity, Problem) and identity not in loose:
-            loose.append(identity)
+        for found in (workspace_id(self.signers), floor_of(self.signers)):
+            if isinstance(found, Problem) and found not in loose:
+                loose.append(found)
         if self.bare and loose and not self.missions:
             return [not_a_state_dir(len(loose))]
         return loose

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,8 +13,9 @@ import pytest
 
 from store.agent import authorize
 from store.check import check
-from store.human import HumanWriter
-from store.records import request_digest
+from store.human import HumanWriter, Invalid, OwnershipError
+from store.policy import effective_policy
+from store.records import Constraints, WorkspacePolicy, request_digest
 from store.signatures import NAMESPACE, payload
 from store.sshsig import load_signer
 from store.workspace import Workspace
@@ -20,6 +23,10 @@ from tests.factory import mission
 from tests.signing_support import allowed_line, keygen
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _approved(tmp_path: Path) -> Path:
@@ -203,3 +210,117 @@ def test_a_version_1_signature_counts_only_where_signatures_are_not_required(
     workspace.scan()
     state = workspace.missions["beta"].signature("r1")
     assert state is not None and state.kind == "valid"
+
+
+# ---- the workspace floor ------------------------------------------------------------------
+
+FLOOR = """schema = 1
+[approval]
+require_signature = true
+allowed_signers = "signers/allowed"
+never_auto = ["external_write", "irreversible"]
+max_valid_for_seconds = 600
+"""
+
+
+def test_the_effective_policy_keeps_the_constraints_within_the_floor() -> None:
+    floor = WorkspacePolicy.model_validate(tomllib.loads(FLOOR)).approval
+    loose = Constraints.model_validate(
+        {
+            "schema": 1,
+            "approval": {
+                "require_signature": False,
+                "auto": ["read_only", "external_write"],
+                "valid_for_seconds": 86400,
+                "allowed_signers": "signers/mine",
+                "revoked_keys": "signers/revoked",
+            },
+            "tools": {"allow": ["ls"]},
+        }
+    )
+    rules = effective_policy("beta", floor, loose)
+    assert rules.require_signature and rules.auto == ("read_only",)
+    assert rules.valid_for_seconds == 600 and rules.allowed_signers == "signers/allowed"
+    assert rules.revoked_keys == ("signers/revoked",) and rules.tools_allow == ("ls",)
+    assert [p.code for p in rules.problems] == ["below-floor"] * 4
+    assert "max_valid_for_seconds = 600" in rules.problems[2].message
+    tight = Constraints.model_validate({"schema": 1, "approval": {"valid_for_seconds": 60}})
+    assert effective_policy("beta", floor, tight).valid_for_seconds == 60  # tightening holds
+    assert not effective_policy("beta", floor, tight).problems
+
+
+def _floored(tmp_path: Path, keys: dict[str, Path]) -> Path:
+    """Mission beta whose constraints turn signatures off under a floor requiring them;
+    r1 approved unsigned."""
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    beta.request("r1", risk="read_only", tool="ls", args={"path": "/"})
+    beta.constraints(approval={"require_signature": False, "auto": ["external_write"]})
+    beta.decision(
+        "r1", decided_by="mallory", decided_at=NOW, valid_until=NOW + timedelta(minutes=5)
+    )
+    (root / "signers").mkdir()
+    (root / "signers/allowed").write_text(allowed_line("alice", keys["alice"]))
+    (root / "policy.toml").write_text(FLOOR)
+    return root
+
+
+def test_the_floor_holds_where_the_constraints_go_below_it(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _floored(tmp_path, keys)
+    auth = authorize(root, "beta", "r1", NOW + timedelta(minutes=1))
+    assert not auth.ok and "requires signatures" in auth.reason
+    report = check(root)
+    below = [p.message for p in report.all_problems() if p.code == "below-floor"]
+    assert len(below) == 2 and "require_signature = true" in below[0]
+    rules = report.to_json()["missions"]["beta"]["effective_policy"]  # type: ignore[index]
+    assert rules["require_signature"] is True and rules["auto"] == []
+    assert rules["valid_for_seconds"] == 600 and rules["floor"] is True
+    (root / "policy.toml").unlink()  # (only the admin can: docs/approvals.md, Permissions)
+    assert authorize(root, "beta", "r1", NOW + timedelta(minutes=1)).ok
+
+
+def test_a_policy_toml_that_does_not_load_authorizes_nothing(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _floored(tmp_path, keys)
+    (root / "policy.toml").write_text("schema = 1\n[approval]\nnever_auto = 3\n")
+    auth = authorize(root, "beta", "r1", NOW + timedelta(minutes=1))
+    assert not auth.ok and auth.reason.startswith("policy.toml does not load")
+    assert any(p.path == "policy.toml" for p in check(root).workspace_problems)
+
+
+def test_the_hud_refuses_to_save_constraints_below_the_floor(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _floored(tmp_path, keys)
+    relpath = "missions/beta/constraints.toml"
+    loaded = (root / relpath).read_bytes()
+    writer = HumanWriter(root, "alice", "local")
+    with pytest.raises(Invalid, match="never_auto = \\['external_write', 'irreversible'\\]"):
+        writer.replace(relpath, "schema = 1\n[approval]\nauto = ['external_write']\n", sha(loaded))
+    with pytest.raises(
+        Invalid, match="the floor \\(policy.toml\\) has max_valid_for_seconds = 600"
+    ):
+        writer.replace(relpath, "schema = 1\n[approval]\nvalid_for_seconds = 3600\n", sha(loaded))
+    saved = writer.replace(
+        relpath, "schema = 1\n[approval]\nvalid_for_seconds = 300\n", sha(loaded)
+    )
+    assert saved.changed
+    with pytest.raises(OwnershipError):
+        writer.create_document("policy.toml", {"approval": {}})
+
+
+def test_the_agent_side_gate_asks_for_what_the_floor_never_lets_pass(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    from agentside.mission import constraints
+    from agentside.policy import gate
+    from store.agent import AgentWriter
+
+    root = _floored(tmp_path, keys)
+    writer = AgentWriter(root, "beta", "agent")
+    assert gate("Bash", constraints(writer)).verdict == "ask"
+    (root / "policy.toml").unlink()
+    assert gate("Bash", constraints(writer)).verdict == "pass"
