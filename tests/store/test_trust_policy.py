@@ -301,7 +301,7 @@ def test_the_hud_refuses_to_save_constraints_below_the_floor(
     with pytest.raises(Invalid, match="never_auto = \\['external_write', 'irreversible'\\]"):
         writer.replace(relpath, "schema = 1\n[approval]\nauto = ['external_write']\n", sha(loaded))
     with pytest.raises(
-        Invalid, match="the floor \\(policy.toml\\) has max_valid_for_seconds = 600"
+        Invalid, match=r"the floor \(policy.toml\) has max_valid_for_seconds = 600"
     ):
         writer.replace(relpath, "schema = 1\n[approval]\nvalid_for_seconds = 3600\n", sha(loaded))
     saved = writer.replace(
