@@ -34,7 +34,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
-from store import confined, durable
+from store import confined, durable, sshsig
 from store.layout import (
     POLICY_FILE,
     WORKSPACE_FILE,
@@ -60,10 +60,13 @@ from store.load import (
 from store.plan_binding import plan_binding
 from store.policy import (
     EffectivePolicy,
+    Revision,
+    Signing,
     constraints_missing,
     decision_times,
     effective_policy,
     floor_of,
+    signature_texts,
 )
 from store.problems import Problem
 from store.records import (
@@ -486,7 +489,7 @@ def _signature_refusal(
     """Why the policy in force (`policy_on_disk`) does not let the decision through, or
     None: no policy can be derived, its times (`store.policy.decision_times`), its
     signature (`store.signatures`)."""
-    rules, files = policy_on_disk(root, mission)
+    rules, files = policy_on_disk(root, mission, now)
     if rules.refusal is not None:
         return rules.refusal
     times = decision_times(request, decision, rules.valid_for_seconds, now)
@@ -496,7 +499,9 @@ def _signature_refusal(
     return None if state.authorizes else f"signature: {state.describe()}"
 
 
-def policy_on_disk(root: Path, mission: str) -> tuple[EffectivePolicy, dict[str, bytes | Problem]]:
+def policy_on_disk(
+    root: Path, mission: str, now: datetime | None = None
+) -> tuple[EffectivePolicy, dict[str, bytes | Problem]]:
     """The approval rules in force for `mission` (`store.policy.effective_policy`) and the
     root trust files read for them, all read confined, as `store.mission` indexes them."""
     files: dict[str, bytes | Problem] = {}
@@ -508,7 +513,12 @@ def policy_on_disk(root: Path, mission: str) -> tuple[EffectivePolicy, dict[str,
                 files[path] = found
 
     read((POLICY_FILE, WORKSPACE_FILE))
+    floor = floor_of(files)
+    signed = not isinstance(floor, Problem) and floor.require_signed_policy
+    if not isinstance(floor, Problem) and floor.policy_signers:
+        read((floor.policy_signers,))
     loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
+    history = _constraint_revisions(root, mission) if signed or loaded.record is None else {}
     rules: Constraints | Problem
     if loaded.record is not None:
         rules = loaded.record
@@ -516,23 +526,51 @@ def policy_on_disk(root: Path, mission: str) -> tuple[EffectivePolicy, dict[str,
         why = None
         if not _missing(loaded):
             why = loaded.problems[0].message if loaded.problems else "unreadable"
-        rules = constraints_missing(mission, constraint_history(root, mission), why)
-    effective = effective_policy(mission, floor_of(files), rules)
-    read(effective.signer_files())
+        kept = {number: found.record for number, found in history.items()}
+        rules = constraints_missing(mission, kept, why)
+    signing = None
+    if signed:
+        revisions = (_revision(found) for found in history.values())
+        signing = Signing(
+            _revision(loaded),
+            tuple(r for r in revisions if r is not None),
+            _policy_signatures(root, mission),
+            now,
+        )
+    effective = effective_policy(mission, floor, rules, files, signing)
+    read(effective.signer_files() - files.keys())
     return effective, files
 
 
-def constraint_history(root: Path, mission: str) -> dict[int, Constraints | None]:
-    """The kept revisions of the mission's constraints.toml, read confined (None: one
-    that does not load)."""
+def _revision(loaded: Loaded[Constraints]) -> Revision | None:
+    if loaded.record is None or loaded.sha256 is None:
+        return None
+    return Revision(loaded.record.revision, loaded.record, loaded.sha256)
+
+
+def _policy_signatures(root: Path, mission: str) -> tuple[str, ...]:
+    """The texts of the mission's constraints signature files, read confined."""
+    found: list[bytes | Problem] = []
+    for folder in (mission_dir(mission), f"{mission_dir(mission)}/history"):
+        entries = confined.list_folder(root, folder)
+        for entry in entries if not isinstance(entries, Problem) else ():
+            located = classify(f"{folder}/{entry.name}")
+            if located is not None and located.kind is Kind.POLICY_SIG:
+                found.append(confined.read_file(root, located.relpath, sshsig.MAX_ARMOR))
+    return signature_texts(found)
+
+
+def _constraint_revisions(root: Path, mission: str) -> dict[int, Loaded[Constraints]]:
+    """The kept revisions of the mission's constraints.toml, read confined."""
     folder = f"{mission_dir(mission)}/history"
     entries = confined.list_folder(root, folder)
-    found: dict[int, Constraints | None] = {}
+    found: dict[int, Loaded[Constraints]] = {}
     for entry in entries if not isinstance(entries, Problem) else ():
         located = classify(f"{folder}/{entry.name}")
         if located is not None and located.parts.get("name", "").startswith("constraints."):
-            revision = int(located.parts["revision"])
-            found[revision] = load_document(root, located.relpath, Constraints).record
+            found[int(located.parts["revision"])] = load_document(
+                root, located.relpath, Constraints
+            )
     return found
 
 

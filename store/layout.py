@@ -34,6 +34,7 @@ class Kind(StrEnum):
     SIGNERS = "signers"
     WORKSPACE = "workspace"
     POLICY = "policy"
+    POLICY_SIG = "policy_sig"
 
 
 # The one id check. An id names a file or folder, so it never holds `..`: no dot
@@ -99,6 +100,12 @@ TABLE: tuple[Entry, ...] = (
         Owner.HUMAN,
         _m(rf"approvals/(?P<request>{REQUEST_ID})\.toml"),
         "missions/<id>/approvals/<id>.toml",
+    ),
+    Entry(
+        Kind.POLICY_SIG,
+        Owner.ADMIN,
+        _m(r"(?:history/constraints\.r[0-9]+\.toml|constraints\.toml)\.sig"),
+        "missions/<id>/constraints.toml.sig",
     ),
     Entry(Kind.HANDOFF, Owner.SYSTEM, _m(r"handoff\.json"), "missions/<id>/handoff.json"),
     Entry(Kind.ARTIFACT, Owner.AGENT, _m(r"artifacts/(?P<name>.+)"), "missions/<id>/artifacts/..."),

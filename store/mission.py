@@ -13,13 +13,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from store import sshsig
 from store.artifacts import ArtifactCheck, file_problem, hash_artifact, signature
-from store.confined import lstat
+from store.confined import lstat, read_file
 from store.invariants import mission_invariants
 from store.layout import Kind, Located
 from store.ledger import NOTED_STATES, Ledger
 from store.load import Loaded, LogReader, check_history, load_document
-from store.policy import EffectivePolicy, constraints_missing, effective_policy, floor_of
+from store.policy import (
+    EffectivePolicy,
+    Revision,
+    Signing,
+    constraints_missing,
+    effective_policy,
+    floor_of,
+    signature_texts,
+)
 from store.problems import Problem
 from store.records import (
     ApprovalRequest,
@@ -109,6 +118,8 @@ class MissionState:
         self.history: set[str] = set()
         self.constraint_history: dict[int, Loaded[Constraints]] = {}
         """The kept revisions of constraints.toml (`history/constraints.r<N>.toml`)."""
+        self.policy_signatures: dict[str, bytes | Problem] = {}
+        """The constraints signature files (`constraints.toml.sig`, `history/*.sig`)."""
         self.artifact_checks: dict[str, ArtifactCheck] = {}
         """The latest hash check of each cited artifact (see `store.artifacts`)."""
         self.path_problems: dict[str, Problem] = {}
@@ -250,6 +261,11 @@ class MissionState:
             if located.parts["name"].startswith("constraints."):
                 revision = int(located.parts["revision"])
                 self._store(self.constraint_history, revision, rel, present, Constraints)
+        elif kind is Kind.POLICY_SIG:
+            if present:
+                self.policy_signatures[rel] = read_file(self.root, rel, sshsig.MAX_ARMOR)
+            else:
+                self.policy_signatures.pop(rel, None)
         elif kind is Kind.ARTIFACT:
             _toggle(self.artifacts, rel, present)
             self.set_path_problem(rel, file_problem(self.root, rel) if present else None)
@@ -363,6 +379,9 @@ class MissionState:
         self.constraint_history = {
             k: v for k, v in self.constraint_history.items() if not v.relpath.startswith(prefix)
         }
+        self.policy_signatures = {
+            k: v for k, v in self.policy_signatures.items() if not k.startswith(prefix)
+        }
         self.artifacts = {p for p in self.artifacts if not p.startswith(prefix)}
 
     # ---- views -----------------------------------------------------------------------
@@ -442,7 +461,15 @@ class MissionState:
     def effective_policy(self) -> EffectivePolicy:
         """The approval rules in force (`store.policy`): the constraints within the floor."""
         if self._effective is None:
-            self._effective = effective_policy(self.id, floor_of(self.signers), self._rules())
+            rules = self._rules()
+            signing = Signing(
+                _revision(self.constraints),
+                tuple(r for r in map(_revision, self.constraint_history.values()) if r),
+                signature_texts(self.policy_signatures.values()),
+            )
+            self._effective = effective_policy(
+                self.id, floor_of(self.signers), rules, self.signers, signing
+            )
         return self._effective
 
     def _rules(self) -> Constraints | Problem:
@@ -481,6 +508,13 @@ class MissionState:
         if request is None or request.raw is None or decision is None or decision.record is None:
             return None
         return decision.record.digest == request_digest(request.raw)
+
+
+def _revision(loaded: Loaded[Constraints] | None) -> Revision | None:
+    """A loaded constraints revision, for signed policy (None: it does not load)."""
+    if loaded is None or loaded.record is None or loaded.sha256 is None:
+        return None
+    return Revision(loaded.record.revision, loaded.record, loaded.sha256)
 
 
 def _copy(value: Any) -> Any:

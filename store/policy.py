@@ -10,6 +10,17 @@ the floor's `never_auto` leaves; `valid_for_seconds` is at most the floor's
 used; revoked keys are the floor's and the mission's. A constraints value set below the
 floor is a warning (`below-floor`): the floor applies.
 
+**Signed policy.** Where the floor says `require_signed_policy`, a constraints revision
+that loosens the policy (turns `require_signature` off, adds to `auto`, widens `[tools]
+allow` or drops a `deny`, names other signers files, lengthens `valid_for_seconds`)
+counts only when it is signed: a detached SSHSIG in the namespace POLICY_NAMESPACE over
+`policy_payload` (the workspace id, the mission and the sha256 of the file's bytes), kept
+as `constraints.toml.sig` (or, for a kept revision, `history/constraints.r<N>.toml.sig`:
+any signature file of the mission vouches for the revision whose bytes it signs), by a
+key of the floor's `policy_signers` file. An unsigned loosening is an error
+(`policy-unsigned`) and is not applied: each field keeps the stricter of the current
+constraints and the last validly signed revision (the floor alone when there is none).
+
 A native mission's constraints.toml is required: the policy comes from it, so when it
 is missing or does not load nothing is authorized (`constraints_missing` says why, and
 what the last revision kept in `history/` required); so when policy.toml does not load.
@@ -17,11 +28,12 @@ what the last revision kept in `history/` required); so when policy.toml does no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from store import sshsig
 from store.layout import POLICY_FILE, WORKSPACE_FILE, Kind, doc_path
 from store.load import parse_document
 from store.problems import Problem
@@ -33,7 +45,12 @@ from store.records import (
     Risk,
     WorkspaceIdentity,
     WorkspacePolicy,
+    canonical_json,
 )
+from store.signers import parse_allowed, vouching
+
+POLICY_NAMESPACE = "operator-hud-policy@v1"
+DEFAULT_VALID_FOR_SECONDS = 3600
 
 RootFiles = Mapping[str, bytes | Problem]
 """The root trust files read (`layout.TRUST_FILE_RE`), by path: their bytes, or why not."""
@@ -77,6 +94,10 @@ class EffectivePolicy:
     tools_allow: tuple[str, ...] | None = None
     """None: any tool (constraints `[tools] allow` is empty)."""
     tools_deny: tuple[str, ...] = ()
+    policy_signers: str | None = None
+    """The floor's file of keys that may sign constraints (`require_signed_policy`)."""
+    signed_by: str | None = None
+    """Who signed the constraints revision in force (a `policy_signers` principal)."""
     floor: bool = False
     """True when policy.toml sets a minimum."""
     refusal: str | None = None
@@ -87,7 +108,8 @@ class EffectivePolicy:
 
     def signer_files(self) -> set[str]:
         """The `signers/` files this policy reads."""
-        return {p for p in (self.allowed_signers, *self.revoked_keys) if p}
+        named = (self.allowed_signers, *self.revoked_keys, self.policy_signers)
+        return {p for p in named if p}
 
     def tool_refusal(self, tool: str) -> str | None:
         """Why no request for `tool` can be approved (`[tools]`), or None."""
@@ -106,6 +128,8 @@ class EffectivePolicy:
         parts = [signed, f"auto: {auto}", f"valid for {self.valid_for_seconds} s"]
         if self.allowed_signers:
             parts.append(f"signers: {self.allowed_signers}")
+        if self.signed_by:
+            parts.append(f"constraints signed by {self.signed_by}")
         if self.floor:
             parts.append("within the floor (policy.toml)")
         return "; ".join(parts)
@@ -120,6 +144,8 @@ class EffectivePolicy:
             "revoked_keys": list(self.revoked_keys),
             "tools_allow": list(self.tools_allow) if self.tools_allow is not None else None,
             "tools_deny": list(self.tools_deny),
+            "policy_signers": self.policy_signers,
+            "signed_by": self.signed_by,
             "floor": self.floor,
             "refusal": self.refusal,
         }
@@ -163,33 +189,201 @@ _FLOOR_HINT = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One constraints revision as read: its record and the sha256 of its bytes."""
+
+    number: int
+    record: Constraints
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Signing:
+    """What signed policy needs beyond the files: the constraints in force (`current`),
+    the kept revisions, the texts of the mission's signature files, and the time."""
+
+    current: Revision | None
+    history: tuple[Revision, ...] = ()
+    signatures: tuple[str, ...] = ()
+    now: datetime | None = None
+
+
+def policy_payload(workspace: str, mission: str, sha256: str) -> bytes:
+    """What a constraints signature covers: canonical JSON, so `printf` writes it too
+    (docs/approvals.md, Signed policy)."""
+    return canonical_json(
+        {"version": 1, "workspace": workspace, "mission": mission, "constraints_sha256": sha256}
+    )
+
+
+def _signer(
+    files: RootFiles, floor: FloorApproval, mission: str, revision: Revision, signing: Signing
+) -> str | None:
+    """The `policy_signers` principal whose signature vouches for `revision`, or None."""
+    workspace, name = workspace_id(files), floor.policy_signers
+    data = files.get(name) if name else None
+    if not isinstance(workspace, str) or name is None or not isinstance(data, bytes):
+        return None
+    allowed = parse_allowed(name, data)
+    message = policy_payload(workspace, mission, revision.sha256)
+    at = signing.now or datetime.now().astimezone()
+    for text in signing.signatures:
+        try:
+            parsed = sshsig.parse(text)
+            sshsig.verify(parsed, message, POLICY_NAMESPACE)
+        except ValueError:
+            continue
+        entry = vouching(allowed, parsed.key, POLICY_NAMESPACE, at)
+        if entry is not None:
+            return entry.principals
+    return None
+
+
+def _terms(constraints: Constraints) -> EffectivePolicy:
+    """A constraints revision's approval terms, as written."""
+    rules = constraints.approval
+    return EffectivePolicy(
+        require_signature=rules.require_signature,
+        auto=tuple(rules.auto),
+        valid_for_seconds=rules.valid_for_seconds,
+        allowed_signers=rules.allowed_signers,
+        revoked_keys=tuple(p for p in (rules.revoked_keys,) if p),
+        tools_allow=tuple(constraints.tools.allow) or None,
+        tools_deny=tuple(constraints.tools.deny),
+    )
+
+
+def _floor_terms(floor: FloorApproval) -> EffectivePolicy:
+    """The floor as terms: what holds when no signed revision says more."""
+    return EffectivePolicy(
+        require_signature=floor.require_signature,
+        valid_for_seconds=floor.max_valid_for_seconds or DEFAULT_VALID_FOR_SECONDS,
+        allowed_signers=floor.allowed_signers,
+        revoked_keys=tuple(p for p in (floor.revoked_keys,) if p),
+    )
+
+
+def loosened(terms: EffectivePolicy, base: EffectivePolicy) -> list[str]:
+    """Where `terms` is looser than `base`, one phrase each."""
+    found = []
+    if base.require_signature and not terms.require_signature:
+        found.append("require_signature turned off")
+    added = [risk for risk in terms.auto if risk not in base.auto]
+    if added:
+        found.append(f"auto adds {', '.join(added)}")
+    if terms.valid_for_seconds > base.valid_for_seconds:
+        found.append(f"valid_for_seconds {base.valid_for_seconds} -> {terms.valid_for_seconds}")
+    if base.tools_allow is not None and (
+        terms.tools_allow is None or set(terms.tools_allow) - set(base.tools_allow)
+    ):
+        found.append("[tools] allow widened")
+    if set(base.tools_deny) - set(terms.tools_deny):
+        found.append("[tools] deny narrowed")
+    if terms.allowed_signers != base.allowed_signers and terms.allowed_signers is not None:
+        found.append(f"allowed_signers names {terms.allowed_signers!r}")
+    if set(base.revoked_keys) - set(terms.revoked_keys):
+        found.append("revoked_keys dropped")
+    return found
+
+
+def _meet(terms: EffectivePolicy, base: EffectivePolicy) -> EffectivePolicy:
+    """The stricter of `terms` and `base`, field by field."""
+    allow: tuple[str, ...] | None = terms.tools_allow
+    if base.tools_allow is not None:
+        allow = tuple(t for t in (allow or base.tools_allow) if t in base.tools_allow)
+    return replace(
+        terms,
+        require_signature=terms.require_signature or base.require_signature,
+        auto=tuple(risk for risk in terms.auto if risk in base.auto),
+        valid_for_seconds=min(terms.valid_for_seconds, base.valid_for_seconds),
+        allowed_signers=base.allowed_signers
+        if terms.allowed_signers != base.allowed_signers
+        else terms.allowed_signers,
+        revoked_keys=tuple(dict.fromkeys((*base.revoked_keys, *terms.revoked_keys))),
+        tools_allow=allow,
+        tools_deny=tuple(dict.fromkeys((*base.tools_deny, *terms.tools_deny))),
+    )
+
+
 def effective_policy(
-    mission: str, floor: FloorApproval | Problem, constraints: Constraints | Problem
+    mission: str,
+    floor: FloorApproval | Problem,
+    constraints: Constraints | Problem,
+    files: RootFiles | None = None,
+    signing: Signing | None = None,
 ) -> EffectivePolicy:
-    """The rules in force: the mission's `constraints` kept within the `floor` (module
-    docstring). A Problem for either (missing, does not load) refuses everything."""
+    """The rules in force: the mission's `constraints` kept within the `floor` and, where
+    the floor requires signed policy, an unsigned loosening not applied (module
+    docstring; `files` are the root trust files, `signing` the revisions and their
+    signatures). A Problem for either file (missing, does not load) refuses everything."""
     if isinstance(floor, Problem):
         return EffectivePolicy(refusal=f"{floor.path} does not load: {floor.message}")
     if isinstance(constraints, Problem):
         return EffectivePolicy(refusal=constraints.message)
-    rules = constraints.approval
-    longest = floor.max_valid_for_seconds or rules.valid_for_seconds
     relpath = doc_path(mission, Kind.CONSTRAINTS)
-    problems = tuple(
+    problems = [
         Problem(relpath, None, "below-floor", f"{why}; the floor applies", _FLOOR_HINT, "warn")
         for why in below_floor(floor, constraints)
-    )
-    revoked = (floor.revoked_keys, rules.revoked_keys)
-    return EffectivePolicy(
-        require_signature=floor.require_signature or rules.require_signature,
-        auto=tuple(risk for risk in rules.auto if risk not in floor.never_auto),
-        valid_for_seconds=min(rules.valid_for_seconds, longest),
-        allowed_signers=floor.allowed_signers or rules.allowed_signers,
+    ]
+    terms = _terms(constraints)
+    if floor.require_signed_policy:
+        terms, problem = _signed_terms(mission, floor, terms, files or {}, signing)
+        problems.extend([problem] if problem is not None else [])
+    revoked = (floor.revoked_keys, *terms.revoked_keys)
+    longest = floor.max_valid_for_seconds or terms.valid_for_seconds
+    return replace(
+        terms,
+        require_signature=floor.require_signature or terms.require_signature,
+        auto=tuple(risk for risk in terms.auto if risk not in floor.never_auto),
+        valid_for_seconds=min(terms.valid_for_seconds, longest),
+        allowed_signers=floor.allowed_signers or terms.allowed_signers,
         revoked_keys=tuple(dict.fromkeys(path for path in revoked if path)),
-        tools_allow=tuple(constraints.tools.allow) or None,
-        tools_deny=tuple(constraints.tools.deny),
+        policy_signers=floor.policy_signers,
         floor=floor != FloorApproval(),
-        problems=problems,
+        problems=tuple(problems),
+    )
+
+
+def _signed_terms(
+    mission: str,
+    floor: FloorApproval,
+    terms: EffectivePolicy,
+    files: RootFiles,
+    signing: Signing | None,
+) -> tuple[EffectivePolicy, Problem | None]:
+    """The terms in force where the floor requires signed policy, and the problem of an
+    unsigned loosening (not applied: the stricter of it and the last signed revision)."""
+    current = signing.current if signing is not None else None
+    if current is not None and signing is not None:
+        signer = _signer(files, floor, mission, current, signing)
+        if signer is not None:
+            return replace(terms, signed_by=signer), None
+    kept = sorted(signing.history if signing is not None else (), key=lambda r: -r.number)
+    base, what = _floor_terms(floor), "the floor (no signed revision)"
+    for revision in kept:
+        signer = _signer(files, floor, mission, revision, signing) if signing else None
+        if signer is not None:
+            base, what = _terms(revision.record), f"signed revision r{revision.number}"
+            break
+    looser = loosened(terms, base)
+    if not looser:
+        return terms, None
+    problem = Problem(
+        doc_path(mission, Kind.CONSTRAINTS),
+        None,
+        "policy-unsigned",
+        f"unsigned loosening ({'; '.join(looser)}): not applied, {what} holds for it",
+        f"an admin signs the revision (namespace {POLICY_NAMESPACE}, a key of "
+        f"{floor.policy_signers}): docs/approvals.md, Signed policy",
+    )
+    return _meet(terms, base), problem
+
+
+def signature_texts(found: Iterable[bytes | Problem]) -> tuple[str, ...]:
+    """The texts of the signature files read (unreadable ones vouch for nothing)."""
+    return tuple(
+        data.decode("utf-8", errors="replace") for data in found if isinstance(data, bytes)
     )
 
 

@@ -181,6 +181,24 @@ def parse_revoked(relpath: str, data: bytes) -> Revoked:
     return Revoked(relpath, frozenset(keys), tuple(problems))
 
 
+def vouching(
+    allowed: AllowedSigners, key: asyncssh.SSHKey, namespace: str, at: datetime
+) -> Allowed | None:
+    """A line that lists `key` for `namespace`, valid at `at`, whatever its principals
+    (as `ssh-keygen -Y find-principals`); None when no line does."""
+    for entry in allowed.entries:
+        if entry.key.public_data != key.public_data:
+            continue
+        if entry.namespaces is not None and not match_list(entry.namespaces, namespace):
+            continue
+        if entry.valid_after is not None and at < entry.valid_after:
+            continue
+        if entry.valid_before is not None and at >= entry.valid_before:
+            continue
+        return entry
+    return None
+
+
 def trusted(
     allowed: AllowedSigners, key: asyncssh.SSHKey, principal: str, namespace: str, at: datetime
 ) -> Allowed:

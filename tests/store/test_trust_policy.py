@@ -14,13 +14,13 @@ import pytest
 from store.agent import authorize
 from store.check import check
 from store.human import HumanWriter, Invalid, OwnershipError
-from store.policy import effective_policy
+from store.policy import POLICY_NAMESPACE, effective_policy, policy_payload
 from store.records import Constraints, WorkspacePolicy, request_digest
 from store.signatures import NAMESPACE, payload
 from store.sshsig import load_signer
 from store.workspace import Workspace
 from tests.factory import mission
-from tests.signing_support import allowed_line, keygen
+from tests.signing_support import allowed_line, keygen, ssh_sign
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -300,9 +300,7 @@ def test_the_hud_refuses_to_save_constraints_below_the_floor(
     writer = HumanWriter(root, "alice", "local")
     with pytest.raises(Invalid, match="never_auto = \\['external_write', 'irreversible'\\]"):
         writer.replace(relpath, "schema = 1\n[approval]\nauto = ['external_write']\n", sha(loaded))
-    with pytest.raises(
-        Invalid, match=r"the floor \(policy.toml\) has max_valid_for_seconds = 600"
-    ):
+    with pytest.raises(Invalid, match=r"the floor \(policy.toml\) has max_valid_for_seconds = 600"):
         writer.replace(relpath, "schema = 1\n[approval]\nvalid_for_seconds = 3600\n", sha(loaded))
     saved = writer.replace(
         relpath, "schema = 1\n[approval]\nvalid_for_seconds = 300\n", sha(loaded)
@@ -324,3 +322,107 @@ def test_the_agent_side_gate_asks_for_what_the_floor_never_lets_pass(
     assert gate("Bash", constraints(writer)).verdict == "ask"
     (root / "policy.toml").unlink()
     assert gate("Bash", constraints(writer)).verdict == "pass"
+
+
+# ---- signed policy -------------------------------------------------------------------------
+
+SIGNED_FLOOR = """schema = 1
+[approval]
+require_signed_policy = true
+policy_signers = "signers/policy"
+"""
+STRICT = 'schema = 1\nrevision = 1\n[approval]\nrequire_signature = true\nallowed_signers = "signers/allowed"\n'
+LOOSE = (
+    "schema = 1\nrevision = 2\n[approval]\nrequire_signature = false\nauto = ['external_write']\n"
+)
+
+
+def _sign_policy(root: Path, key: Path, data: bytes, tmp: Path) -> str:
+    """`ssh-keygen -Y sign -n operator-hud-policy@v1` over the payload of `data` (the
+    printf recipe of docs/approvals.md gives the same bytes)."""
+    workspace = HumanWriter(root, "admin", "local").workspace_id()
+    message = policy_payload(workspace, "beta", sha(data))
+    recipe = (
+        f'{{"constraints_sha256":"{sha(data)}","mission":"beta","version":1,'
+        f'"workspace":"{workspace}"}}'
+    )
+    assert message == recipe.encode()
+    return ssh_sign(key, message, tmp, namespace=POLICY_NAMESPACE)
+
+
+def _signed_policy_state(tmp_path: Path, keys: dict[str, Path]) -> Path:
+    """Floor requiring signed policy (bob signs policy); beta: r1 (strict) signed by
+    bob and kept in history, r2 (loose) current and unsigned; r1 approved unsigned."""
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    beta.request("r1", risk="read_only", tool="ls", args={"path": "/"})
+    beta.decision(
+        "r1", decided_by="mallory", decided_at=NOW, valid_until=NOW + timedelta(minutes=5)
+    )
+    (root / "signers").mkdir()
+    (root / "signers/allowed").write_text(allowed_line("alice", keys["alice"]))
+    (root / "signers/policy").write_text(allowed_line("bob", keys["bob"]))
+    (root / "policy.toml").write_text(SIGNED_FLOOR)
+    (root / "missions/beta/history").mkdir()
+    (root / "missions/beta/history/constraints.r1.toml").write_text(STRICT)
+    (root / "missions/beta/constraints.toml").write_text(LOOSE)
+    signature = _sign_policy(root, keys["bob"], STRICT.encode(), tmp_path)
+    (root / "missions/beta/constraints.toml.sig").write_text(signature)
+    return root
+
+
+def test_an_unsigned_loosening_is_not_applied(tmp_path: Path, keys: dict[str, Path]) -> None:
+    root = _signed_policy_state(tmp_path, keys)
+    later = NOW + timedelta(minutes=1)
+    auth = authorize(root, "beta", "r1", later)
+    assert not auth.ok and "requires signatures" in auth.reason
+    report = check(root)
+    found = [p for p in report.all_problems() if p.code == "policy-unsigned"]
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "require_signature turned off" in found[0].message
+    assert "auto adds external_write" in found[0].message
+    assert "signed revision r1 holds" in found[0].message
+    assert report.missions["beta"].status.value == "needs_you"
+    workspace = Workspace(root)
+    workspace.scan()
+    rules = workspace.missions["beta"].effective_policy
+    assert rules.require_signature and rules.auto == () and rules.signed_by is None
+
+
+def test_a_loosening_signed_by_a_policy_signer_counts(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = _signed_policy_state(tmp_path, keys)
+    sig = root / "missions/beta/constraints.toml.sig"
+    sig.rename(root / "missions/beta/history/constraints.r1.toml.sig")  # kept, as documented
+    sig.write_text(
+        _sign_policy(root, keys["alice"], LOOSE.encode(), tmp_path)
+    )  # not a policy signer
+    assert not authorize(root, "beta", "r1", NOW + timedelta(minutes=1)).ok
+    sig.write_text(_sign_policy(root, keys["bob"], LOOSE.encode(), tmp_path))
+    assert authorize(root, "beta", "r1", NOW + timedelta(minutes=1)).ok
+    assert not [p for p in check(root).all_problems() if p.code == "policy-unsigned"]
+    workspace = Workspace(root)
+    workspace.scan()
+    assert workspace.missions["beta"].effective_policy.signed_by == "bob"
+
+
+def test_deleting_the_signed_history_leaves_the_floor(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    from agentside.mission import constraints
+    from agentside.policy import gate
+    from store.agent import AgentWriter
+
+    root = _signed_policy_state(tmp_path, keys)
+    (root / "missions/beta/history/constraints.r1.toml").unlink()
+    (root / "missions/beta/constraints.toml.sig").unlink()
+    found = [p for p in check(root).all_problems() if p.code == "policy-unsigned"]
+    assert len(found) == 1 and "the floor (no signed revision) holds" in found[0].message
+    assert gate("Bash", constraints(AgentWriter(root, "beta", "agent"))).verdict == "ask"
+    floor = root / "policy.toml"
+    floor.write_text(
+        SIGNED_FLOOR + 'require_signature = true\nallowed_signers = "signers/allowed"\n'
+    )
+    auth = authorize(root, "beta", "r1", NOW + timedelta(minutes=1))
+    assert not auth.ok and "requires signatures" in auth.reason
