@@ -331,7 +331,10 @@ SIGNED_FLOOR = """schema = 1
 require_signed_policy = true
 policy_signers = "signers/policy"
 """
-STRICT = 'schema = 1\nrevision = 1\n[approval]\nrequire_signature = true\nallowed_signers = "signers/allowed"\n'
+STRICT = (
+    "schema = 1\nrevision = 1\n[approval]\nrequire_signature = true\n"
+    'allowed_signers = "signers/allowed"\n'
+)
 LOOSE = (
     "schema = 1\nrevision = 2\n[approval]\nrequire_signature = false\nauto = ['external_write']\n"
 )
