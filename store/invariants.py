@@ -207,7 +207,20 @@ def _signatures(mission: MissionState) -> list[Problem]:
         state = mission.signature(request_id)
         if state is None or decided.record is None:
             continue
-        if state.kind == "invalid":
+        if state.kind == "unvouched":
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "signature-unvouched",
+                    state.describe(),
+                    "an admin lists the signers' keys in signers/<name> (OpenSSH allowed "
+                    "signers) and names it as [approval] allowed_signers in constraints.toml "
+                    "or policy.toml; then the signature is checked",
+                    "warn",
+                )
+            )
+        elif state.kind == "invalid":
             found.append(
                 Problem(
                     decided.relpath,

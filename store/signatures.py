@@ -137,7 +137,9 @@ class SignatureState:
     """A decision's signature: valid (by `principal`, key `fingerprint`), invalid (`why`)
     or unsigned; `required` when the mission requires signatures."""
 
-    kind: Literal["valid", "invalid", "unsigned"]
+    kind: Literal["valid", "invalid", "unvouched", "unsigned"]
+    """`unvouched`: the signature matches the payload, but the policy names no
+    allowed-signers file, so nothing says whose key it is."""
     required: bool
     principal: str = ""
     fingerprint: str = ""
@@ -156,6 +158,8 @@ class SignatureState:
             return f"signed, valid: {self.principal} ({self.fingerprint})"
         if self.kind == "invalid":
             return f"signature INVALID: {self.why}"
+        if self.kind == "unvouched":
+            return f"signed by a key no file vouches for ({self.fingerprint})"
         return "unsigned — this mission requires signatures" if self.required else "unsigned"
 
 
@@ -169,6 +173,10 @@ def signature_state(
     try:
         parsed = sshsig.parse(decision.signature)
         _verify(parsed, mission, decision, rules)
+        if rules.allowed is None:
+            return SignatureState(
+                "unvouched", rules.required, fingerprint=parsed.fingerprint, why=UNVOUCHED
+            )
         _trust(parsed, decision, rules, now or datetime.now(UTC))
     except ValueError as exc:
         return SignatureState("invalid", rules.required, why=str(exc))
@@ -208,12 +216,15 @@ def _verify(parsed: sshsig.Parsed, mission: str, decision: Decision, rules: Poli
         )
 
 
+UNVOUCHED = "the approval policy names no allowed_signers file to check it against"
+
+
 def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy, now: datetime) -> None:
     """Raise ValueError unless the rules trust the signer of `parsed` as its approver, at
     `decided_at` (which the signer chose) and `now` (as `ssh-keygen -Y verify` checks)."""
     allowed = rules.allowed
     if allowed is None:
-        raise ValueError("constraints.toml [approval] names no allowed_signers file to check it")
+        raise ValueError(UNVOUCHED)
     if isinstance(allowed, Problem):
         raise ValueError(f"{allowed.path}: {allowed.message}")
     for revoked in rules.revoked:

@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     warnings = list(outcome.review.warnings if outcome.review else ())
     workspace.apply([WORKSPACE_FILE])  # the first decision creates it
     signature = signature_state(mission.id, decision, mission.signature_policy)
-    if not signature.authorizes or signature.kind == "invalid":
+    if not signature.authorizes or signature.kind in ("invalid", "unvouched"):
         warnings.append(signature.describe())
     for warning in warnings:
         say(f"warning: {printable(warning)}", err=True)

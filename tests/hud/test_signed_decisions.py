@@ -192,3 +192,22 @@ def test_earlier_decisions_show_their_signature(
     (earlier,) = checked.earlier
     assert earlier.signature.describe().startswith(expected)
     assert expected in earlier_text(checked, None).plain
+
+
+def test_signed_where_no_file_vouches_is_a_warning_not_invalid(
+    tmp_path: Path, keys: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22, point 2: signed with --sign-key in a mission that names no allowed-signers
+    file, the decision is not "INVALID ... edited after signing": no file vouches for it."""
+    root = tmp_path / "state"
+    mission(root, "beta").request("r1", risk="read_only", tool="ls", args={"path": "/"})
+    argv = ["decide", str(root), "beta", "r1", "approve", "--sign-key", str(keys["ed25519"])]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "warning: signed by a key no file vouches for (SHA256:" in err and "INVALID" not in err
+    assert main(["check", str(root)]) == 0  # a warning
+    out = capsys.readouterr().out
+    assert "signed by a key no file vouches for" in out and "edited after signing" not in out
+    assert main(["approvals", str(root), "--json", "--all"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["signature"]["state"] == "unvouched"

@@ -429,3 +429,25 @@ def test_deleting_the_signed_history_leaves_the_floor(
     )
     auth = authorize(root, "beta", "r1", NOW + timedelta(minutes=1))
     assert not auth.ok and "requires signatures" in auth.reason
+
+
+# ---- a signature no file vouches for (issue 22, point 2) -----------------------------------
+
+
+def test_a_signature_where_no_allowed_signers_file_is_named_is_unvouched_not_invalid(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    root = tmp_path / "state"
+    beta = mission(root, "beta")
+    beta.request("r1", risk="read_only", tool="ls", args={"path": "/"})
+    decided = NOW - timedelta(minutes=5)
+    _sign_decision(root, keys["alice"], decided, decided + timedelta(minutes=30))
+    workspace = Workspace(root)
+    workspace.scan()
+    state = workspace.missions["beta"].signature("r1")
+    assert state is not None and state.kind == "unvouched" and state.authorizes
+    assert state.describe().startswith("signed by a key no file vouches for (SHA256:")
+    found = [p for p in check(root).all_problems() if p.path.endswith("r1.toml")]
+    assert [(p.code, p.severity) for p in found] == [("signature-unvouched", "warn")]
+    assert "edited after signing" not in found[0].hint and "allowed_signers" in found[0].hint
+    assert authorize(root, "beta", "r1", NOW).ok
