@@ -355,17 +355,21 @@ def _signed_terms(
     """The terms in force where the floor requires signed policy, and the problem of an
     unsigned loosening (not applied: the stricter of it and the last signed revision)."""
     current = signing.current if signing is not None else None
-    if current is not None and signing is not None:
-        signer = _signer(files, floor, mission, current, signing)
-        if signer is not None:
-            return replace(terms, signed_by=signer), None
     kept = sorted(signing.history if signing is not None else (), key=lambda r: -r.number)
-    base, what = _floor_terms(floor), "the floor (no signed revision)"
+    base, what, latest = _floor_terms(floor), "the floor (no signed revision)", 0
     for revision in kept:
         signer = _signer(files, floor, mission, revision, signing) if signing else None
         if signer is not None:
             base, what = _terms(revision.record), f"signed revision r{revision.number}"
+            latest = revision.number
             break
+    unsigned = "unsigned loosening"
+    if current is not None and signing is not None:
+        signer = _signer(files, floor, mission, current, signing)
+        if signer is not None and current.number >= latest:
+            return replace(terms, signed_by=signer), None
+        if signer is not None:  # an older signed revision put back: a rollback
+            unsigned = f"loosening by a rollback to signed r{current.number}"
     looser = loosened(terms, base)
     if not looser:
         return terms, None
@@ -373,7 +377,7 @@ def _signed_terms(
         doc_path(mission, Kind.CONSTRAINTS),
         None,
         "policy-unsigned",
-        f"unsigned loosening ({'; '.join(looser)}): not applied, {what} holds for it",
+        f"{unsigned} ({'; '.join(looser)}): not applied, {what} holds for it",
         f"an admin signs the revision (namespace {POLICY_NAMESPACE}, a key of "
         f"{floor.policy_signers}): docs/approvals.md, Signed policy",
     )

@@ -451,3 +451,28 @@ def test_a_signature_where_no_allowed_signers_file_is_named_is_unvouched_not_inv
     assert [(p.code, p.severity) for p in found] == [("signature-unvouched", "warn")]
     assert "edited after signing" not in found[0].hint and "allowed_signers" in found[0].hint
     assert authorize(root, "beta", "r1", NOW).ok
+
+
+def test_an_older_signed_revision_put_back_is_a_rollback(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    """r1 (loose) was signed once; r2 (strict) is signed and kept: r1 put back as
+    constraints.toml, with its old signature, does not count."""
+    root = _signed_policy_state(tmp_path, keys)
+    old = LOOSE.replace("revision = 2", "revision = 1")
+    strict = STRICT.replace("revision = 1", "revision = 2")
+    beta = root / "missions/beta"
+    (beta / "history/constraints.r1.toml").unlink()
+    (beta / "history/constraints.r2.toml").write_text(strict)
+    (beta / "history/constraints.r2.toml.sig").write_text(
+        _sign_policy(root, keys["bob"], strict.encode(), tmp_path)
+    )
+    (beta / "constraints.toml").write_text(old)
+    (beta / "constraints.toml.sig").write_text(
+        _sign_policy(root, keys["bob"], old.encode(), tmp_path)
+    )
+    auth = authorize(root, "beta", "r1", NOW + timedelta(minutes=1))
+    assert not auth.ok and "requires signatures" in auth.reason
+    found = [p.message for p in check(root).all_problems() if p.code == "policy-unsigned"]
+    assert len(found) == 1 and "signed revision r2 holds" in found[0]
+    assert found[0].startswith("loosening by a rollback to signed r1")
