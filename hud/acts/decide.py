@@ -92,10 +92,12 @@ async def decide(
     until = current.valid_until(now) if verdict == "approve" else None
     signature = None
     try:
-        workspace = writer.workspace_id()  # created at the first decision; signed (v2)
+        workspace: str | Exception = writer.workspace_id()  # made at the first decision
     except (HumanWriteError, OSError) as exc:
-        return Outcome(verdict, "failed", current, f"nothing written: {exc}")
+        workspace = exc  # needed only to sign (payload version 2)
     if session.signer is not None:
+        if isinstance(workspace, Exception):
+            return Outcome(verdict, "failed", current, f"not signed, nothing written: {workspace}")
         fields = writer.decision_fields(request_id, current.digest, verdict, reason, until, now)
         signed = payload(mission, **fields, workspace=workspace)
         try:

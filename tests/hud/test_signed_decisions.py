@@ -211,3 +211,18 @@ def test_signed_where_no_file_vouches_is_a_warning_not_invalid(
     assert main(["approvals", str(root), "--json", "--all"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["signature"]["state"] == "unvouched"
+
+
+def test_without_a_workspace_id_nothing_is_signed(
+    tmp_path: Path, keys: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workspace.toml that does not load: a signed decision is refused (it would bind to
+    no state directory); an unsigned one is still written."""
+    root = signed_state(tmp_path, keys, required=False)
+    (root / "workspace.toml").write_text("schema = 1\nid = 'not-a-uuid'\n")
+    argv = ["decide", str(root), "beta", "r1", "approve", "--sign-key", str(keys["ed25519"])]
+    assert main(argv) == 1
+    assert "not signed, nothing written: workspace.toml" in capsys.readouterr().err
+    assert not decision_file(root).exists()
+    assert main(["decide", str(root), "beta", "r1", "approve"]) == 0
+    assert decision_file(root).exists()
