@@ -2,7 +2,8 @@
 
 Humans create missions (intent.toml), so an agent writes only into one that exists: a
 mistyped id is refused rather than made into a new mission. A missing constraints.toml
-means the defaults; one that does not load stops every approval (as in the HUD).
+means the defaults for the gate, and `authorize()` refuses every approval (the policy
+lives there); one that does not load stops every approval (as in the HUD).
 """
 
 from __future__ import annotations

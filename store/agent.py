@@ -419,8 +419,11 @@ def authorize(
     """May the action of approval request `request_id` run now? Check at commit time.
 
     ok only when: the request exists and is valid; a decision exists, approves, and
-    its digest equals the digest of the request as it is now; where constraints.toml
-    `[approval] require_signature`, its signature is valid (`store.signatures`); the plan
+    its digest equals the digest of the request as it is now; the mission's approval
+    policy can be derived (`policy_on_disk`: constraints.toml within the policy.toml
+    floor; a missing or unreadable one refuses), the decision's times bind
+    (`store.policy.decision_times`) and, where the policy requires signatures, its
+    signature is valid (`store.signatures`); the plan
     version the request names still holds (`store.plan_binding`: no newer version removes or changes
     its step, or adds or changes a step with effects; refused as `stale (<rule>): ...`);
     neither the request's `expires_at` nor the decision's `valid_until` has passed; and

@@ -297,9 +297,7 @@ def _meet(terms: EffectivePolicy, base: EffectivePolicy) -> EffectivePolicy:
         require_signature=terms.require_signature or base.require_signature,
         auto=tuple(risk for risk in terms.auto if risk in base.auto),
         valid_for_seconds=min(terms.valid_for_seconds, base.valid_for_seconds),
-        allowed_signers=base.allowed_signers
-        if terms.allowed_signers != base.allowed_signers
-        else terms.allowed_signers,
+        allowed_signers=base.allowed_signers,  # naming another file is a loosening
         revoked_keys=tuple(dict.fromkeys((*base.revoked_keys, *terms.revoked_keys))),
         tools_allow=allow,
         tools_deny=tuple(dict.fromkeys((*base.tools_deny, *terms.tools_deny))),

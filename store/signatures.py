@@ -16,8 +16,9 @@ version 2 counts.
 
 `signature_state` is the one derivation of a decision's signature for the HUD, `hud
 check` and `authorize()`: *valid* (the signature verifies, its key is listed in the
-mission's allowed-signers file for a principal pattern matching `decided_by`, in the
-namespace, valid at `decided_at`, not revoked), *invalid* (why) or *unsigned*; with
+policy's allowed-signers file for a principal pattern matching `decided_by`, in the
+namespace, valid at `decided_at` and now, not revoked), *unvouched* (it matches its
+payload, but the policy names no allowed-signers file), *invalid* (why) or *unsigned*; with
 `[approval] require_signature`, only *valid* authorizes.
 """
 
