@@ -184,8 +184,8 @@ def below_floor(floor: FloorApproval, constraints: Constraints) -> list[str]:
 
 
 _FLOOR_HINT = (
-    "a mission may tighten the workspace floor, never loosen it: raise the value to the "
-    "floor's (or ask the admin who keeps policy.toml)"
+    "a mission may tighten the workspace floor, never loosen it: bring the value within "
+    "the floor's (or ask the admin who keeps policy.toml)"
 )
 
 
