@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from store.layout import decision_path, plan_path
@@ -249,8 +250,8 @@ def _signatures(mission: MissionState) -> list[Problem]:
 
 
 def _decision_times(mission: MissionState) -> list[Problem]:
-    """Each approval whose times do not bind (`store.policy.decision_times`, the bounds
-    that do not move with the clock): `authorize()` refuses it."""
+    """Each approval whose times do not bind (`store.policy.decision_times`, now being
+    when the mission's problems are derived): `authorize()` refuses it."""
     rules = mission.effective_policy
     if rules.refusal is not None:
         return []
@@ -260,7 +261,7 @@ def _decision_times(mission: MissionState) -> list[Problem]:
         decision, request = decided.record, loaded.record if loaded is not None else None
         if decision is None or request is None or decision.decision != "approve":
             continue
-        why = decision_times(request, decision, rules.valid_for_seconds, None)
+        why = decision_times(request, decision, rules.valid_for_seconds, datetime.now(UTC))
         if why is not None:
             found.append(
                 Problem(

@@ -434,12 +434,11 @@ CLOCK_SKEW = timedelta(seconds=60)
 
 
 def decision_times(
-    request: ApprovalRequest, decision: Decision, valid_for_seconds: int, now: datetime | None
+    request: ApprovalRequest, decision: Decision, valid_for_seconds: int, now: datetime
 ) -> str | None:
     """Why a decision's times do not bind (None: they do): it counts only when
     `requested_at <= decided_at <= min(expires_at, now + 60 s)` and `valid_until <=
-    decided_at + valid_for_seconds` (of the policy in force). `now` None leaves out the
-    bound that moves with the clock (`hud check`'s view of the files alone)."""
+    decided_at + valid_for_seconds` (of the policy in force)."""
     decided = decision.decided_at
     if decided < request.requested_at.replace(microsecond=0):  # decisions keep whole seconds
         asked = _text(request.requested_at)
@@ -447,7 +446,7 @@ def decision_times(
     if request.expires_at is not None and decided > request.expires_at:
         expired = _text(request.expires_at)
         return f"expired: request expired at {expired}, before decided_at {_text(decided)}"
-    if now is not None and decided > now + CLOCK_SKEW:
+    if decided > now + CLOCK_SKEW:
         return f"decided_at {_text(decided)} is in the future (now {_text(now)})"
     longest = decided + timedelta(seconds=valid_for_seconds)
     if decision.valid_until is not None and decision.valid_until > longest:

@@ -134,6 +134,8 @@ def test_a_decision_dated_in_the_future_does_not_bind(
     _sign_decision(root, keys["alice"], future, future + timedelta(hours=1))
     auth = authorize(root, "beta", "r1", NOW)
     assert not auth.ok and "is in the future" in auth.reason
+    found = [p.message for p in check(root).all_problems() if p.code == "decision-times"]
+    assert len(found) == 1 and "is in the future" in found[0]
     # within a minute of clock skew it binds
     assert authorize(root, "beta", "r1", future - timedelta(seconds=59)).ok
 
