@@ -478,3 +478,18 @@ def test_an_older_signed_revision_put_back_is_a_rollback(
     found = [p.message for p in check(root).all_problems() if p.code == "policy-unsigned"]
     assert len(found) == 1 and "signed revision r2 holds" in found[0]
     assert found[0].startswith("loosening by a rollback to signed r1")
+
+
+def test_tools_loosening_is_seen_and_not_applied() -> None:
+    from store.policy import EffectivePolicy, _meet, loosened
+
+    signed = EffectivePolicy(tools_allow=("ls", "cat"), tools_deny=("rm",))
+    wider = EffectivePolicy(tools_allow=("ls", "curl"), tools_deny=())
+    assert loosened(wider, signed) == ["[tools] allow widened", "[tools] deny narrowed"]
+    kept = _meet(wider, signed)
+    assert kept.tools_allow == ("ls",) and kept.tools_deny == ("rm",)
+    assert kept.tool_refusal("curl") == "constraints [tools] allow does not list 'curl'"
+    anything = EffectivePolicy()  # allow: any
+    assert loosened(anything, signed)[0] == "[tools] allow widened"
+    assert _meet(anything, signed).tools_allow == ("ls", "cat")
+    assert _meet(EffectivePolicy(tools_allow=("curl",)), signed).tool_refusal("ls") is not None
