@@ -2,7 +2,8 @@
 
 Humans create missions (intent.toml), so an agent writes only into one that exists: a
 mistyped id is refused rather than made into a new mission. A missing constraints.toml
-means the defaults; one that does not load stops every approval (as in the HUD).
+means the defaults for the gate, and `authorize()` refuses every approval (the policy
+lives there); one that does not load stops every approval (as in the HUD).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.agent import AgentError, AgentWriter
+from store.agent import AgentError, AgentWriter, policy_on_disk
 from store.layout import Kind, doc_path, mission_dir, unsafe_id
 from store.load import load_document
 from store.records import Constraints, Intent, Plan, PlanStep
@@ -46,11 +47,16 @@ def open_mission(root: Path, mission: str, actor: str) -> AgentWriter:
 
 
 def constraints(writer: AgentWriter) -> Constraints:
-    """The mission's constraints as they are now; the defaults when there is no file.
-    AgentError when the file does not load (nothing can be approved then)."""
+    """The mission's constraints as they are now, their `[approval] auto` kept within the
+    workspace floor (`store.policy`: a risk class it never lets pass alone is asked); the
+    defaults when there is no file (then `authorize()` refuses). AgentError when the file
+    does not load (nothing can be approved then)."""
     loaded = load_document(writer.root, doc_path(writer.mission, Kind.CONSTRAINTS), Constraints)
     if loaded.record is not None:
-        return loaded.record
+        rules, _ = policy_on_disk(writer.root, writer.mission)
+        auto = list(rules.auto) if rules.refusal is None else []
+        approval = loaded.record.approval.model_copy(update={"auto": auto})
+        return loaded.record.model_copy(update={"approval": approval})
     if any(p.code == "missing" for p in loaded.problems):
         return Constraints.model_validate({"schema": 1})
     first = loaded.problems[0].message if loaded.problems else "unreadable"

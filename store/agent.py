@@ -36,8 +36,10 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
-from store import confined, durable
+from store import confined, durable, sshsig
 from store.layout import (
+    POLICY_FILE,
+    WORKSPACE_FILE,
     Kind,
     classify,
     decision_path,
@@ -59,6 +61,16 @@ from store.load import (
     unknown_field_problems,
 )
 from store.plan_binding import plan_binding
+from store.policy import (
+    EffectivePolicy,
+    Revision,
+    Signing,
+    constraints_missing,
+    decision_times,
+    effective_policy,
+    floor_of,
+    signature_texts,
+)
 from store.problems import Problem
 from store.records import (
     GENESIS,
@@ -83,7 +95,7 @@ from store.records import (
     request_digest,
     validate,
 )
-from store.signatures import policy, signature_state, signer_paths
+from store.signatures import policy, signature_state
 from store.signers import MAX_SIGNERS_BYTES
 
 TAIL_BLOCK = 8192
@@ -445,8 +457,11 @@ def authorize(
     """May the action of approval request `request_id` run now? Check at commit time.
 
     ok only when: the request exists and is valid; a decision exists, approves, and
-    its digest equals the digest of the request as it is now; where constraints.toml
-    `[approval] require_signature`, its signature is valid (`store.signatures`); the plan
+    its digest equals the digest of the request as it is now; the mission's approval
+    policy can be derived (`policy_on_disk`: constraints.toml within the policy.toml
+    floor; a missing or unreadable one refuses), the decision's times bind
+    (`store.policy.decision_times`) and, where the policy requires signatures, its
+    signature is valid (`store.signatures`); the plan
     version the request names still holds (`store.plan_binding`: no newer version removes or changes
     its step, or adds or changes a step with effects; refused as `stale (<rule>): ...`);
     neither the request's `expires_at` nor the decision's `valid_until` has passed; no
@@ -494,7 +509,7 @@ def authorize(
         return deny(f"rejected: {decision.reason}")
     if decision.digest != request_digest(raw):
         return deny("stale: request changed after approval")
-    unsigned = _signature_refusal(root, mission, decision)
+    unsigned = _signature_refusal(root, mission, request, decision, moment)
     if unsigned is not None:
         return deny(unsigned)
     try:
@@ -538,23 +553,95 @@ def _waiter_refusal(root: Path, mission: str, request_id: str, lease: Lease | No
     )
 
 
-def _signature_refusal(root: Path, mission: str, decision: Decision) -> str | None:
-    """Why the decision's signature does not authorize it (`store.signatures`), or None.
-
-    Reads the mission's constraints.toml and the signers files it names (confined); a
-    constraints.toml that does not load is a refusal: it may require signatures."""
-    loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
-    if loaded.record is None and not _missing(loaded):
-        first = loaded.problems[0].message if loaded.problems else "unreadable"
-        return f"constraints.toml does not load (it may require signatures): {first}"
-    record = loaded.record
-    files: dict[str, bytes | Problem] = {}
-    for path in signer_paths(record):
-        found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
-        if not (isinstance(found, Problem) and found.code == "missing"):
-            files[path] = found
-    state = signature_state(mission, decision, policy(record, files))
+def _signature_refusal(
+    root: Path, mission: str, request: ApprovalRequest, decision: Decision, now: datetime
+) -> str | None:
+    """Why the policy in force (`policy_on_disk`) does not let the decision through, or
+    None: no policy can be derived, its times (`store.policy.decision_times`), its
+    signature (`store.signatures`)."""
+    rules, files = policy_on_disk(root, mission, now)
+    if rules.refusal is not None:
+        return rules.refusal
+    times = decision_times(request, decision, rules.valid_for_seconds, now)
+    if times is not None:
+        return times
+    state = signature_state(mission, decision, policy(rules, files), now)
     return None if state.authorizes else f"signature: {state.describe()}"
+
+
+def policy_on_disk(
+    root: Path, mission: str, now: datetime | None = None
+) -> tuple[EffectivePolicy, dict[str, bytes | Problem]]:
+    """The approval rules in force for `mission` (`store.policy.effective_policy`) and the
+    root trust files read for them, all read confined, as `store.mission` indexes them."""
+    files: dict[str, bytes | Problem] = {}
+
+    def read(paths: Iterable[str]) -> None:
+        for path in paths:
+            found = confined.read_file(root, path, MAX_SIGNERS_BYTES)
+            if not (isinstance(found, Problem) and found.code == "missing"):
+                files[path] = found
+
+    read((POLICY_FILE, WORKSPACE_FILE))
+    floor = floor_of(files)
+    signed = not isinstance(floor, Problem) and floor.require_signed_policy
+    if not isinstance(floor, Problem) and floor.policy_signers:
+        read((floor.policy_signers,))
+    loaded = load_document(root, doc_path(mission, Kind.CONSTRAINTS), Constraints)
+    history = _constraint_revisions(root, mission) if signed or loaded.record is None else {}
+    rules: Constraints | Problem
+    if loaded.record is not None:
+        rules = loaded.record
+    else:
+        why = None
+        if not _missing(loaded):
+            why = loaded.problems[0].message if loaded.problems else "unreadable"
+        kept = {number: found.record for number, found in history.items()}
+        rules = constraints_missing(mission, kept, why)
+    signing = None
+    if signed:
+        revisions = (_revision(found) for found in history.values())
+        signing = Signing(
+            _revision(loaded),
+            tuple(r for r in revisions if r is not None),
+            _policy_signatures(root, mission),
+            now,
+        )
+    effective = effective_policy(mission, floor, rules, files, signing)
+    read(effective.signer_files() - files.keys())
+    return effective, files
+
+
+def _revision(loaded: Loaded[Constraints]) -> Revision | None:
+    if loaded.record is None or loaded.sha256 is None:
+        return None
+    return Revision(loaded.record.revision, loaded.record, loaded.sha256)
+
+
+def _policy_signatures(root: Path, mission: str) -> tuple[str, ...]:
+    """The texts of the mission's constraints signature files, read confined."""
+    found: list[bytes | Problem] = []
+    for folder in (mission_dir(mission), f"{mission_dir(mission)}/history"):
+        entries = confined.list_folder(root, folder)
+        for entry in entries if not isinstance(entries, Problem) else ():
+            located = classify(f"{folder}/{entry.name}")
+            if located is not None and located.kind is Kind.POLICY_SIG:
+                found.append(confined.read_file(root, located.relpath, sshsig.MAX_ARMOR))
+    return signature_texts(found)
+
+
+def _constraint_revisions(root: Path, mission: str) -> dict[int, Loaded[Constraints]]:
+    """The kept revisions of the mission's constraints.toml, read confined."""
+    folder = f"{mission_dir(mission)}/history"
+    entries = confined.list_folder(root, folder)
+    found: dict[int, Loaded[Constraints]] = {}
+    for entry in entries if not isinstance(entries, Problem) else ():
+        located = classify(f"{folder}/{entry.name}")
+        if located is not None and located.parts.get("name", "").startswith("constraints."):
+            found[int(located.parts["revision"])] = load_document(
+                root, located.relpath, Constraints
+            )
+    return found
 
 
 def _plan_refusal(root: Path, mission: str, request: ApprovalRequest) -> str | None:

@@ -495,29 +495,25 @@ def _constraint_checks(
     blockers: list[str],
     warnings: list[str],
 ) -> int:
-    """Tool rules and the auto policy; returns `[approval] valid_for_seconds`."""
-    loaded = mission.constraints
-    if loaded is None:
-        return DEFAULT_VALID_FOR_SECONDS
-    constraints = loaded.record
-    if constraints is None:
+    """Tool rules and the auto policy of the rules in force (`MissionState.effective_policy`:
+    the constraints within the workspace floor); returns their `valid_for_seconds`."""
+    rules = mission.effective_policy
+    if rules.refusal is not None:
         blockers.append(
-            "constraints.toml does not load: the approval's validity and tool rules come "
-            "from it; fix it first"
+            f"no approval policy: {rules.refusal} (the approval's validity and tool rules "
+            "come from it; fix it first)"
         )
         return DEFAULT_VALID_FOR_SECONDS
     if request is not None:
-        tools = constraints.tools
-        if request.tool in tools.deny:
-            blockers.append(f"constraints [tools] deny {request.tool!r}")
-        elif tools.allow and request.tool not in tools.allow:
-            blockers.append(f"constraints [tools] allow does not list {request.tool!r}")
-        if request.risk in constraints.approval.auto:
+        refused = rules.tool_refusal(request.tool)
+        if refused is not None:
+            blockers.append(refused)
+        if request.risk in rules.auto:
             warnings.append(
                 f"constraints [approval] auto includes {request.risk}: the agent could have "
                 "acted without asking"
             )
-    return constraints.approval.valid_for_seconds
+    return rules.valid_for_seconds
 
 
 def _earlier(mission: MissionState, request_id: str, now: datetime) -> Iterator[Earlier]:

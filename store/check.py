@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.layout import SIGNERS_FILE_RE
+from store.layout import TRUST_FILE_RE
 from store.problems import Problem
 from store.row import MissionStatus
 from store.workspace import WORKSPACE_ROW, Workspace, group_by_mission
@@ -32,6 +32,8 @@ class MissionReport:
     problems: list[Problem]
     verdicts: dict[str, str] = field(default_factory=dict)
     """A SMALL workspace's verdict per check: schema, lint, strict, verify."""
+    effective_policy: dict[str, object] | None = None
+    """A native mission's approval rules in force (`store.policy.EffectivePolicy`)."""
 
 
 @dataclass(slots=True)
@@ -69,6 +71,11 @@ class Report:
                     "title": report.title,
                     "problems": [p.to_json() for p in report.problems],
                     **({"verdicts": report.verdicts} if report.verdicts else {}),
+                    **(
+                        {"effective_policy": report.effective_policy}
+                        if report.effective_policy is not None
+                        else {}
+                    ),
                 }
                 for mission_id, report in sorted(self.missions.items())
             },
@@ -87,8 +94,7 @@ def _check_paths(root: str, paths: list[str]) -> Checked:
     workspace.load_settings()
     workspace.apply(paths)
     reports, loose = _reports(workspace)
-    signers = {p for p in workspace.native.signers.values() if isinstance(p, Problem)}
-    return reports, [p for p in loose if p not in signers]
+    return reports, [p for p in loose if not TRUST_FILE_RE.match(p.path)]
 
 
 def _reports(workspace: Workspace) -> Checked:
@@ -100,7 +106,10 @@ def _reports(workspace: Workspace) -> Checked:
     reports = {}
     for row_id, row in workspace.rows().items():
         problems = found.pop(row_id, [])
-        reports[row_id] = MissionReport(row.status, row.title, problems, workspace.verdicts(row_id))
+        native = workspace.missions.get(row_id)
+        rules = native.effective_policy.to_json() if native is not None else None
+        verdicts = workspace.verdicts(row_id)
+        reports[row_id] = MissionReport(row.status, row.title, problems, verdicts, rules)
     for problems in found.values():  # files in the folder of no row
         loose.extend(problems)
     return reports, loose
@@ -154,7 +163,7 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     jobs = jobs or os.cpu_count() or 1
     if total < PARALLEL_BYTES or len(missions) < 2:
         jobs = 1  # not worth starting processes
-    signers = [p for p in other if SIGNERS_FILE_RE.match(p)]  # every task checks signatures
+    signers = [p for p in other if TRUST_FILE_RE.match(p)]  # every task checks signatures
     tasks = [
         ([*signers, *(p for m in group for p in missions[m])], sum(weights[m] for m in group))
         for group in _chunks(weights, min(len(weights), jobs * TASKS_PER_JOB))

@@ -43,11 +43,13 @@ allows the space for the `T`).
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import hashlib
 import os
 import re
 import tomllib
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,6 +62,8 @@ from pydantic import BaseModel, ValidationError
 
 from store import confined, durable
 from store.layout import (
+    POLICY_FILE,
+    WORKSPACE_FILE,
     Kind,
     Located,
     classify,
@@ -70,17 +74,20 @@ from store.layout import (
     mission_dir,
     unsafe_id,
 )
-from store.load import parse_toml
+from store.load import MAX_DOCUMENT_BYTES, parse_document, parse_toml
+from store.policy import below_floor, floor_of
 from store.problems import Problem
 from store.records import (
     Constraints,
     Decision,
     Intent,
     Settings,
+    WorkspaceIdentity,
     request_digest,
     request_snapshot,
     validate,
 )
+from store.signers import MAX_SIGNERS_BYTES
 from store.small import write as small_write
 from store.small.layout import FILES as SMALL_FILES
 from store.small.layout import HUMAN_KINDS as SMALL_HUMAN_KINDS
@@ -91,6 +98,7 @@ _MODELS: dict[Kind, type[BaseModel]] = {
     Kind.INTENT: Intent,
     Kind.CONSTRAINTS: Constraints,
     Kind.DECISION: Decision,
+    Kind.WORKSPACE: WorkspaceIdentity,
 }
 _EDITABLE = (Kind.INTENT, Kind.CONSTRAINTS)
 _COLUMN = re.compile(r"column (\d+)\)")
@@ -250,6 +258,25 @@ class HumanWriter:
         if constraints is not None:
             saved.append(self.create_document(doc_path(mission, Kind.CONSTRAINTS), constraints))
         return saved
+
+    def workspace_id(self) -> str:
+        """The state directory's id (workspace.toml), created now if there is none yet:
+        write-once, never rewritten (of two first writers, one wins and both read it)."""
+        for _ in range(2):
+            found = confined.read_file(self.root, WORKSPACE_FILE, MAX_DOCUMENT_BYTES)
+            if isinstance(found, Problem) and found.code == "missing":
+                identity = {"id": str(uuid.uuid4()), "created_by": self.user}
+                with contextlib.suppress(AlreadyExists):
+                    self.create_document(WORKSPACE_FILE, {**identity, "created_at": self.clock()})
+                continue
+            if isinstance(found, Problem):
+                raise _refusal(WORKSPACE_FILE, found)
+            loaded = parse_document(WORKSPACE_FILE, found, WorkspaceIdentity)
+            if loaded.record is None:
+                why = loaded.problems[0].message if loaded.problems else "it does not load"
+                raise HumanWriteError(WORKSPACE_FILE, f"{WORKSPACE_FILE}: {why}")
+            return loaded.record.id
+        raise HumanWriteError(WORKSPACE_FILE, f"{WORKSPACE_FILE} could not be created")
 
     def decision_fields(
         self,
@@ -445,13 +472,30 @@ class HumanWriter:
             where = int(column.group(1)) if column else None
             raise Invalid(relpath, parsed.message, parsed.line, where)
         try:
-            validate(model, parsed)
+            record = validate(model, parsed)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             loc = ".".join(str(part) for part in first["loc"])
             line = _line_of(text, first["loc"])
             message = f"{loc}: {first['msg']}" if loc else first["msg"]
             raise Invalid(relpath, message, line, 1 if line else None) from None
+        if isinstance(record, Constraints):
+            self._within_floor(relpath, record)
+
+    def _within_floor(self, relpath: str, constraints: Constraints) -> None:
+        """Refuse constraints that go below the workspace floor (policy.toml), naming the
+        field and the floor's value; or any, when policy.toml does not load."""
+        found = confined.read_file(self.root, POLICY_FILE, MAX_SIGNERS_BYTES)
+        if isinstance(found, Problem) and found.code == "missing":
+            return
+        floor = floor_of({POLICY_FILE: found})
+        if isinstance(floor, Problem):
+            message = f"{POLICY_FILE} does not load ({floor.message}): nothing is saved"
+            raise Invalid(relpath, message, None, None)
+        below = below_floor(floor, constraints)
+        if below:
+            message = "below the workspace floor: " + "; ".join(below)
+            raise Invalid(relpath, message, None, None)
 
 
 # ---- helpers ------------------------------------------------------------------------------

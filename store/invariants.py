@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from store.derive import over_budget
 from store.instructions import stale_instructions
 from store.layout import decision_path, plan_path
+from store.policy import constraints_missing, decision_times
 from store.problems import Problem
 from store.records import snapshot_of
 
@@ -23,6 +25,7 @@ def mission_invariants(mission: MissionState) -> list[Problem]:
         *_succeeded_without_evidence(mission),
         *_requests_and_decisions(mission),
         *_signatures(mission),
+        *_decision_times(mission),
         *_missing_artifacts(mission),
         *_run_findings(mission),
     ]
@@ -79,9 +82,14 @@ def _run_findings(mission: MissionState) -> list[Problem]:
 
 
 def _missing_documents(mission: MissionState) -> list[Problem]:
+    found = []
+    if mission.constraints is None:
+        history = {r: loaded.record for r, loaded in mission.constraint_history.items()}
+        found.append(constraints_missing(mission.id, history))
     if mission.intent is not None:
-        return []
+        return found
     return [
+        *found,
         Problem(
             f"{mission.base}/intent.toml",
             None,
@@ -89,7 +97,7 @@ def _missing_documents(mission: MissionState) -> list[Problem]:
             "mission has no intent.toml: nobody has said what the work is",
             "create it (the HUD's `n` key, or write the TOML by hand)",
             "warn",
-        )
+        ),
     ]
 
 
@@ -243,7 +251,8 @@ def _signatures(mission: MissionState) -> list[Problem]:
     used it: it ran, likely before they were required)."""
     rules = mission.signature_policy
     found: list[Problem] = []
-    for named in (rules.allowed, rules.revoked):
+    found.extend(mission.effective_policy.problems)
+    for named in (rules.allowed, *rules.revoked):
         if isinstance(named, Problem):
             found.extend([named] if named.code == "signers-missing" else [])
         elif named is not None:
@@ -252,7 +261,20 @@ def _signatures(mission: MissionState) -> list[Problem]:
         state = mission.signature(request_id)
         if state is None or decided.record is None:
             continue
-        if state.kind == "invalid":
+        if state.kind == "unvouched":
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "signature-unvouched",
+                    state.describe(),
+                    "an admin lists the signers' keys in signers/<name> (OpenSSH allowed "
+                    "signers) and names it as [approval] allowed_signers in constraints.toml "
+                    "or policy.toml; then the signature is checked",
+                    "warn",
+                )
+            )
+        elif state.kind == "invalid":
             found.append(
                 Problem(
                     decided.relpath,
@@ -275,6 +297,32 @@ def _signatures(mission: MissionState) -> list[Problem]:
                     + (": an attempt used it" if used else ": authorize() refuses this approval"),
                     "the agent must file a new request, to be approved with --sign-key",
                     "warn" if used else "error",
+                )
+            )
+    return found
+
+
+def _decision_times(mission: MissionState) -> list[Problem]:
+    """Each approval whose times do not bind (`store.policy.decision_times`, now being
+    when the mission's problems are derived): `authorize()` refuses it."""
+    rules = mission.effective_policy
+    if rules.refusal is not None:
+        return []
+    found = []
+    for request_id, decided in sorted(mission.decisions.items()):
+        loaded = mission.requests.get(request_id)
+        decision, request = decided.record, loaded.record if loaded is not None else None
+        if decision is None or request is None or decision.decision != "approve":
+            continue
+        why = decision_times(request, decision, rules.valid_for_seconds, datetime.now(UTC))
+        if why is not None:
+            found.append(
+                Problem(
+                    decided.relpath,
+                    None,
+                    "decision-times",
+                    f"{why}: authorize() refuses this approval",
+                    "decide it again (the HUD and hud decide write times that bind)",
                 )
             )
     return found

@@ -15,6 +15,8 @@ class Owner(StrEnum):
     HUMAN = "human"
     AGENT = "agent"
     SYSTEM = "system"
+    ADMIN = "admin"
+    """Written by the admin by hand, never by the HUD (the workspace policy floor)."""
 
 
 class Kind(StrEnum):
@@ -31,6 +33,9 @@ class Kind(StrEnum):
     HANDOFF = "handoff"
     ARTIFACT = "artifact"
     SIGNERS = "signers"
+    WORKSPACE = "workspace"
+    POLICY = "policy"
+    POLICY_SIG = "policy_sig"
 
 
 # The one id check. An id names a file or folder, so it never holds `..`: no dot
@@ -43,6 +48,12 @@ MISSION_ID_RE = re.compile(rf"^{MISSION_ID}\Z")
 REQUEST_ID_RE = re.compile(rf"^{REQUEST_ID}\Z")
 SIGNERS_FILE_RE = re.compile(rf"^signers/{REQUEST_ID}\Z")
 """An allowed-signers or revoked-keys file (`[approval]` of constraints.toml names it)."""
+WORKSPACE_FILE = "workspace.toml"
+"""The state directory's identity (`id`), created once, bound into signed decisions."""
+POLICY_FILE = "policy.toml"
+"""The workspace policy floor (admin-owned; `store.policy`)."""
+TRUST_FILE_RE = re.compile(rf"^(?:signers/{REQUEST_ID}|workspace\.toml|policy\.toml)\Z")
+"""The files of the state directory's root that every mission's approval policy reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +72,8 @@ def _m(rest: str) -> re.Pattern[str]:
 
 TABLE: tuple[Entry, ...] = (
     Entry(Kind.SETTINGS, Owner.HUMAN, re.compile(r"^hud\.toml$"), "hud.toml"),
+    Entry(Kind.WORKSPACE, Owner.HUMAN, re.compile(r"^workspace\.toml$"), WORKSPACE_FILE),
+    Entry(Kind.POLICY, Owner.ADMIN, re.compile(r"^policy\.toml$"), POLICY_FILE),
     Entry(Kind.INTENT, Owner.HUMAN, _m(r"intent\.toml"), "missions/<id>/intent.toml"),
     Entry(
         Kind.CONSTRAINTS,
@@ -94,6 +107,12 @@ TABLE: tuple[Entry, ...] = (
         Owner.AGENT,
         _m(rf"approvals/(?P<request>{REQUEST_ID})\.wait"),
         "missions/<id>/approvals/<id>.wait",
+    ),
+    Entry(
+        Kind.POLICY_SIG,
+        Owner.ADMIN,
+        _m(r"(?:history/constraints\.r[0-9]+\.toml|constraints\.toml)\.sig"),
+        "missions/<id>/constraints.toml.sig",
     ),
     Entry(Kind.HANDOFF, Owner.SYSTEM, _m(r"handoff\.json"), "missions/<id>/handoff.json"),
     Entry(Kind.ARTIFACT, Owner.AGENT, _m(r"artifacts/(?P<name>.+)"), "missions/<id>/artifacts/..."),

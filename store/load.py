@@ -282,6 +282,11 @@ def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
     data = read_bytes(root, relpath)
     if isinstance(data, Problem):
         return Loaded(relpath, None, problems=[data])
+    return parse_document(relpath, data, model)
+
+
+def parse_document(relpath: str, data: bytes, model: type[T]) -> Loaded[T]:
+    """A document's bytes (`.toml` or `.json`, by `relpath`) as `model`, or what is wrong."""
     digest = hashlib.sha256(data).hexdigest()
     text = decode_utf8(relpath, data)
     if isinstance(text, Problem):

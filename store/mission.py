@@ -13,13 +13,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from store import sshsig
 from store.artifacts import ArtifactCheck, file_problem, hash_artifact, signature
-from store.confined import lstat
+from store.confined import lstat, read_file
 from store.invariants import mission_invariants
 from store.layout import Kind, Located, lease_path
 from store.lease import waiting
 from store.ledger import NOTED_STATES, Ledger
 from store.load import Loaded, LogReader, check_history, load_document
+from store.policy import (
+    EffectivePolicy,
+    Revision,
+    Signing,
+    constraints_missing,
+    effective_policy,
+    floor_of,
+    signature_texts,
+)
 from store.problems import Problem
 from store.records import (
     ApprovalRequest,
@@ -36,14 +46,7 @@ from store.records import (
     WaiterEvent,
     request_digest,
 )
-from store.signatures import (
-    Policy,
-    SignatureState,
-    SignerFiles,
-    policy,
-    signature_state,
-    signer_paths,
-)
+from store.signatures import Policy, SignatureState, SignerFiles, policy, signature_state
 
 RECENT = 200
 USAGE_POINTS = 512
@@ -118,6 +121,10 @@ class MissionState:
         self.requests: dict[str, Loaded[ApprovalRequest]] = {}
         self.decisions: dict[str, Loaded[Decision]] = {}
         self.history: set[str] = set()
+        self.constraint_history: dict[int, Loaded[Constraints]] = {}
+        """The kept revisions of constraints.toml (`history/constraints.r<N>.toml`)."""
+        self.policy_signatures: dict[str, bytes | Problem] = {}
+        """The constraints signature files (`constraints.toml.sig`, `history/*.sig`)."""
         self.artifact_checks: dict[str, ArtifactCheck] = {}
         """The latest hash check of each cited artifact (see `store.artifacts`)."""
         self.path_problems: dict[str, Problem] = {}
@@ -134,6 +141,7 @@ class MissionState:
         self.evidence: LogReader | None = None
         self._problems: list[Problem] | None = None
         self._policy: Policy | None = None
+        self._effective: EffectivePolicy | None = None
         self._signatures: dict[str, tuple[Decision, SignatureState]] = {}
         """Each decision's signature state, with the record it was derived from."""
         self.until: tuple[int, int] | None = None
@@ -271,6 +279,14 @@ class MissionState:
         elif kind is Kind.HISTORY:
             _toggle(self.history, rel, present)
             self.set_path_problem(rel, check_history(self.root, rel) if present else None)
+            if located.parts["name"].startswith("constraints."):
+                revision = int(located.parts["revision"])
+                self._store(self.constraint_history, revision, rel, present, Constraints)
+        elif kind is Kind.POLICY_SIG:
+            if present:
+                self.policy_signatures[rel] = read_file(self.root, rel, sshsig.MAX_ARMOR)
+            else:
+                self.policy_signatures.pop(rel, None)
         elif kind is Kind.ARTIFACT:
             _toggle(self.artifacts, rel, present)
             self.set_path_problem(rel, file_problem(self.root, rel) if present else None)
@@ -304,7 +320,12 @@ class MissionState:
             self.leases[request_id] = held
 
     def _store(
-        self, table: dict[str, Loaded[Any]], key: str, rel: str, present: bool, model: type[Any]
+        self,
+        table: dict[Any, Loaded[Any]],
+        key: str | int,
+        rel: str,
+        present: bool,
+        model: type[Any],
     ) -> None:
         if present:
             table[key] = load_document(self.root, rel, model)
@@ -391,6 +412,12 @@ class MissionState:
             k: v for k, v in self.decisions.items() if not v.relpath.startswith(prefix)
         }
         self.history = {p for p in self.history if not p.startswith(prefix)}
+        self.constraint_history = {
+            k: v for k, v in self.constraint_history.items() if not v.relpath.startswith(prefix)
+        }
+        self.policy_signatures = {
+            k: v for k, v in self.policy_signatures.items() if not k.startswith(prefix)
+        }
         self.artifacts = {p for p in self.artifacts if not p.startswith(prefix)}
         self.leases = {
             k: v for k, v in self.leases.items() if not lease_path(self.id, k).startswith(prefix)
@@ -454,8 +481,8 @@ class MissionState:
         return docs
 
     def signer_paths(self) -> set[str]:
-        """The `signers/` files the constraints name."""
-        return signer_paths(self.constraints.record if self.constraints is not None else None)
+        """The `signers/` files the policy in force names."""
+        return self.effective_policy.signer_files()
 
     def signers_changed(self) -> None:
         """A `signers/` file changed: signature states and problems are derived again."""
@@ -466,13 +493,40 @@ class MissionState:
         from them (problems, the signature policy and states) is derived again."""
         self._problems = None
         self._policy = None
+        self._effective = None
         self._signatures.clear()
+
+    @property
+    def effective_policy(self) -> EffectivePolicy:
+        """The approval rules in force (`store.policy`): the constraints within the floor."""
+        if self._effective is None:
+            rules = self._rules()
+            signing = Signing(
+                _revision(self.constraints),
+                tuple(r for r in map(_revision, self.constraint_history.values()) if r),
+                signature_texts(self.policy_signatures.values()),
+            )
+            self._effective = effective_policy(
+                self.id, floor_of(self.signers), rules, self.signers, signing
+            )
+        return self._effective
+
+    def _rules(self) -> Constraints | Problem:
+        """The constraints record, or the Problem that there is none (missing: with what
+        the last kept revision required)."""
+        loaded = self.constraints
+        if loaded is not None and loaded.record is not None:
+            return loaded.record
+        history = {r: kept.record for r, kept in self.constraint_history.items()}
+        why = None
+        if loaded is not None:
+            why = loaded.problems[0].message if loaded.problems else "unreadable"
+        return constraints_missing(self.id, history, why)
 
     @property
     def signature_policy(self) -> Policy:
         if self._policy is None:
-            record = self.constraints.record if self.constraints is not None else None
-            self._policy = policy(record, self.signers)
+            self._policy = policy(self.effective_policy, self.signers)
         return self._policy
 
     def signature(self, request_id: str) -> SignatureState | None:
@@ -493,6 +547,13 @@ class MissionState:
         if request is None or request.raw is None or decision is None or decision.record is None:
             return None
         return decision.record.digest == request_digest(request.raw)
+
+
+def _revision(loaded: Loaded[Constraints] | None) -> Revision | None:
+    """A loaded constraints revision, for signed policy (None: it does not load)."""
+    if loaded is None or loaded.record is None or loaded.sha256 is None:
+        return None
+    return Revision(loaded.record.revision, loaded.record, loaded.sha256)
 
 
 def _copy(value: Any) -> Any:

@@ -137,6 +137,47 @@ class Constraints(Document):
     edited_at: Timestamp | None = None
 
 
+class FloorApproval(Record):
+    """policy.toml `[approval]`: the minimums every mission's constraints keep."""
+
+    require_signature: bool = False
+    never_auto: list[Risk] = Field(default_factory=list)
+    """Risk classes no mission may put in `[approval] auto`."""
+    max_valid_for_seconds: int | None = Field(default=None, gt=0)
+    allowed_signers: SignersFile | None = None
+    """Who may sign decisions, in every mission (a mission cannot name another file)."""
+    revoked_keys: SignersFile | None = None
+    """Keys refused in every mission (besides the mission's own revoked_keys)."""
+    require_signed_policy: bool = False
+    """A loosening of a mission's constraints counts only when signed (`store.policy`)."""
+    policy_signers: SignersFile | None = None
+    """Who may sign constraints (OpenSSH allowed-signers format)."""
+
+    @model_validator(mode="after")
+    def _named_files(self) -> FloorApproval:
+        if self.require_signature and self.allowed_signers is None:
+            raise ValueError("require_signature needs allowed_signers (signers/<name>)")
+        if self.require_signed_policy and self.policy_signers is None:
+            raise ValueError("require_signed_policy needs policy_signers (signers/<name>)")
+        return self
+
+
+class WorkspacePolicy(Document):
+    """policy.toml: the workspace policy floor (admin-owned; the HUD never writes it)."""
+
+    approval: FloorApproval = Field(default_factory=FloorApproval)
+
+
+class WorkspaceIdentity(Document):
+    """workspace.toml: the state directory's identity, created once (never rewritten)."""
+
+    id: Annotated[
+        str, Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+    ]
+    created_by: str = ""
+    created_at: Timestamp | None = None
+
+
 class Decision(Document):
     request: RequestId
     digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]

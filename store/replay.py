@@ -324,6 +324,8 @@ def _fresh(source: MissionState) -> MissionState:
     state.signers = source.signers
     state.events, state.evidence = source.events, source.evidence
     state.history, state.artifacts = source.history, source.artifacts
+    state.constraint_history = source.constraint_history
+    state.policy_signatures = source.policy_signatures
     state.artifact_checks, state.path_problems = source.artifact_checks, source.path_problems
     return state
 

@@ -8,28 +8,35 @@ only when there are some). It is signed as SSHSIG in the namespace NAMESPACE
 (`store.sshsig`), so `ssh-keygen -Y verify` checks it too (`hud decide --print-payload`
 prints it).
 
+Version 2 of the payload (what the HUD and `hud decide` sign) adds `"version": 2` and
+`workspace`, the id of the state directory (workspace.toml), so a decision copied into
+another state directory does not verify there. A version 1 signature (no `version`, no
+`workspace`) still verifies where signatures are not required; where they are, only
+version 2 counts.
+
 `signature_state` is the one derivation of a decision's signature for the HUD, `hud
 check` and `authorize()`: *valid* (the signature verifies, its key is listed in the
-mission's allowed-signers file for a principal pattern matching `decided_by`, in the
-namespace, valid at `decided_at`, not revoked), *invalid* (why) or *unsigned*; with
+policy's allowed-signers file for a principal pattern matching `decided_by`, in the
+namespace, valid at `decided_at` and now, not revoked), *unvouched* (it matches its
+payload, but the policy names no allowed-signers file), *invalid* (why) or *unsigned*; with
 `[approval] require_signature`, only *valid* authorizes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 from store import sshsig
+from store.layout import WORKSPACE_FILE
+from store.policy import EffectivePolicy, RootFiles, workspace_id
 from store.problems import Problem
-from store.records import Constraints, Decision, canonical_json
+from store.records import Decision, canonical_json
 from store.signers import AllowedSigners, Revoked, parse_allowed, parse_revoked, trusted
 
 NAMESPACE = "operator-hud-approval@v1"
-SignerFiles = Mapping[str, bytes | Problem]
-"""The bytes of each `signers/<name>` file read (or why it could not be), by path."""
+SignerFiles = RootFiles
 
 
 def utc_text(moment: datetime) -> str:
@@ -47,10 +54,14 @@ def payload(
     decided_at: datetime,
     valid_until: datetime | None,
     origin: str,
+    workspace: str | None = None,
 ) -> bytes:
-    """The bytes a decision's signature covers."""
+    """The bytes a decision's signature covers: version 2 with the `workspace` id, else
+    version 1 (no workspace: read only where signatures are not required)."""
+    bound = {"version": 2, "workspace": workspace} if workspace is not None else {}
     return canonical_json(
         {
+            **bound,
             "mission": mission,
             "request": request,
             "digest": digest,
@@ -64,8 +75,8 @@ def payload(
     )
 
 
-def decision_payload(mission: str, decision: Decision) -> bytes:
-    """The payload of a decision as written."""
+def decision_payload(mission: str, decision: Decision, workspace: str | None = None) -> bytes:
+    """The payload of a decision as written (version 2 with `workspace`, else 1)."""
     return payload(
         mission,
         decision.request,
@@ -76,17 +87,21 @@ def decision_payload(mission: str, decision: Decision) -> bytes:
         decision.decided_at,
         decision.valid_until,
         decision.origin,
+        workspace,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """What a mission's constraints say about signatures, with the files they name."""
+    """What the policy in force (`store.policy.EffectivePolicy`) says about signatures,
+    with the files it names."""
 
     required: bool = False
     allowed: AllowedSigners | Problem | None = None
-    """None: constraints name no allowed-signers file."""
-    revoked: Revoked | Problem | None = None
+    """None: the policy names no allowed-signers file."""
+    revoked: tuple[Revoked | Problem, ...] = ()
+    workspace: str | Problem | None = None
+    """The state directory's id (workspace.toml); None: there is none yet."""
 
 
 def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
@@ -98,35 +113,24 @@ def _named(relpath: str, files: SignerFiles) -> bytes | Problem:
         relpath,
         None,
         "signers-missing",
-        f"{relpath}, named in constraints.toml [approval], does not exist",
-        "create it, or fix the path in constraints.toml",
+        f"{relpath}, named in [approval] of constraints.toml or policy.toml, does not exist",
+        "create it, or fix the path in constraints.toml (or policy.toml)",
     )
 
 
-def signer_paths(constraints: Constraints | None) -> set[str]:
-    """The `signers/` files a mission's constraints.toml `[approval]` names."""
-    if constraints is None:
-        return set()
-    rules = constraints.approval
-    return {path for path in (rules.allowed_signers, rules.revoked_keys) if path}
-
-
-def policy(constraints: Constraints | None, files: SignerFiles) -> Policy:
-    """The signature policy of a mission (its constraints.toml `[approval]`)."""
-    if constraints is None:
-        return Policy()
-    rules = constraints.approval
+def policy(rules: EffectivePolicy, files: SignerFiles) -> Policy:
+    """The signature policy of a mission: the rules in force, their files read."""
     allowed: AllowedSigners | Problem | None = None
-    revoked: Revoked | Problem | None = None
     if rules.allowed_signers is not None:
         found = _named(rules.allowed_signers, files)
         allowed = (
             found if isinstance(found, Problem) else parse_allowed(rules.allowed_signers, found)
         )
-    if rules.revoked_keys is not None:
-        found = _named(rules.revoked_keys, files)
-        revoked = found if isinstance(found, Problem) else parse_revoked(rules.revoked_keys, found)
-    return Policy(rules.require_signature, allowed, revoked)
+    revoked = []
+    for relpath in rules.revoked_keys:
+        found = _named(relpath, files)
+        revoked.append(found if isinstance(found, Problem) else parse_revoked(relpath, found))
+    return Policy(rules.require_signature, allowed, tuple(revoked), workspace_id(files))
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +138,9 @@ class SignatureState:
     """A decision's signature: valid (by `principal`, key `fingerprint`), invalid (`why`)
     or unsigned; `required` when the mission requires signatures."""
 
-    kind: Literal["valid", "invalid", "unsigned"]
+    kind: Literal["valid", "invalid", "unvouched", "unsigned"]
+    """`unvouched`: the signature matches the payload, but the policy names no
+    allowed-signers file, so nothing says whose key it is."""
     required: bool
     principal: str = ""
     fingerprint: str = ""
@@ -153,31 +159,82 @@ class SignatureState:
             return f"signed, valid: {self.principal} ({self.fingerprint})"
         if self.kind == "invalid":
             return f"signature INVALID: {self.why}"
+        if self.kind == "unvouched":
+            return f"signed by a key no file vouches for ({self.fingerprint})"
         return "unsigned — this mission requires signatures" if self.required else "unsigned"
 
 
-def signature_state(mission: str, decision: Decision, rules: Policy) -> SignatureState:
-    """What `decision`'s signature is worth under the mission's `rules`."""
+def signature_state(
+    mission: str, decision: Decision, rules: Policy, now: datetime | None = None
+) -> SignatureState:
+    """What `decision`'s signature is worth under the mission's `rules` at `now` (default:
+    the current time): the signer's key must be valid both at `decided_at` and now."""
     if decision.signature is None:
         return SignatureState("unsigned", rules.required)
     try:
         parsed = sshsig.parse(decision.signature)
-        sshsig.verify(parsed, decision_payload(mission, decision), NAMESPACE)
-        _trust(parsed, decision, rules)
+        _verify(parsed, mission, decision, rules)
+        if rules.allowed is None:
+            return SignatureState(
+                "unvouched", rules.required, fingerprint=parsed.fingerprint, why=UNVOUCHED
+            )
+        _trust(parsed, decision, rules, now or datetime.now(UTC))
     except ValueError as exc:
         return SignatureState("invalid", rules.required, why=str(exc))
     return SignatureState("valid", rules.required, decision.decided_by, parsed.fingerprint)
 
 
-def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy) -> None:
-    """Raise ValueError unless the rules trust the signer of `parsed` as its approver."""
-    allowed, revoked = rules.allowed, rules.revoked
+def _verify(parsed: sshsig.Parsed, mission: str, decision: Decision, rules: Policy) -> None:
+    """Raise ValueError unless `parsed` signs the decision's payload: version 2 (bound to
+    this state directory), or version 1 where signatures are not required."""
+    workspace = rules.workspace
+    if isinstance(workspace, str):
+        try:
+            sshsig.verify(parsed, decision_payload(mission, decision, workspace), NAMESPACE)
+            return
+        except sshsig.SigError as exc:
+            if str(exc) != sshsig.MISMATCH:
+                raise
+    elif rules.required:
+        why = workspace.message if isinstance(workspace, Problem) else "it does not exist"
+        raise ValueError(
+            f"{WORKSPACE_FILE} names no state directory id ({why}): a signature cannot be "
+            "bound to this state directory"
+        )
+    try:
+        sshsig.verify(parsed, decision_payload(mission, decision), NAMESPACE)
+    except sshsig.SigError as exc:
+        if str(exc) != sshsig.MISMATCH:
+            raise
+        raise ValueError(
+            "the signature does not match the payload: edited after signing, or signed in "
+            "another state directory"
+        ) from None
+    if rules.required:
+        raise ValueError(
+            "it signs a version 1 payload, bound to no state directory: where signatures "
+            "are required only version 2 counts; decide it again"
+        )
+
+
+UNVOUCHED = "the approval policy names no allowed_signers file to check it against"
+
+
+def _trust(parsed: sshsig.Parsed, decision: Decision, rules: Policy, now: datetime) -> None:
+    """Raise ValueError unless the rules trust the signer of `parsed` as its approver, at
+    `decided_at` (which the signer chose) and `now` (as `ssh-keygen -Y verify` checks)."""
+    allowed = rules.allowed
     if allowed is None:
-        raise ValueError("constraints.toml [approval] names no allowed_signers file to check it")
+        raise ValueError(UNVOUCHED)
     if isinstance(allowed, Problem):
         raise ValueError(f"{allowed.path}: {allowed.message}")
-    if isinstance(revoked, Problem):
-        raise ValueError(f"cannot tell whether its key is revoked: {revoked.message}")
-    if revoked is not None and parsed.key.public_data in revoked.keys:
-        raise ValueError(f"its key {parsed.fingerprint} is revoked ({revoked.relpath})")
-    trusted(allowed, parsed.key, decision.decided_by, NAMESPACE, decision.decided_at)
+    for revoked in rules.revoked:
+        if isinstance(revoked, Problem):
+            raise ValueError(f"cannot tell whether its key is revoked: {revoked.message}")
+        if parsed.key.public_data in revoked.keys:
+            raise ValueError(f"its key {parsed.fingerprint} is revoked ({revoked.relpath})")
+    for at, when in ((decision.decided_at, "at decided_at"), (now, "now")):
+        try:
+            trusted(allowed, parsed.key, decision.decided_by, NAMESPACE, at)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (checked {when}, {utc_text(at)})") from None

@@ -5,7 +5,8 @@ An allowed-signers line (ssh-keygen(1), "ALLOWED SIGNERS") is
 pattern list (`*` and `?` wildcards, `!` negates), options are `namespaces="..."` (a
 pattern list), `valid-after="..."` and `valid-before="..."` (`YYYYMMDD[HHMM[SS]]`, with
 `Z` for UTC, else the local time zone, as OpenSSH reads it); `cert-authority` (keys
-signed by a CA) is not supported and such a line is a problem. `#` starts a comment
+signed by a CA) is not supported and such a line is a problem; so is a line that repeats
+`namespaces`, `valid-after` or `valid-before` (ssh-keygen rejects it). `#` starts a comment
 line; blank lines are skipped. A revoked-keys file is a list of public keys, one a
 line; a binary KRL is not supported (a problem). A line that does not parse is a
 Problem naming it, and trusts nobody.
@@ -139,6 +140,8 @@ def _options(text: str) -> dict[str, str]:
             raise ValueError(f"option {name!r} needs a quoted value")
         if value is not None and name == "cert-authority":
             raise ValueError("option 'cert-authority' takes no value")
+        if name in options and name != "cert-authority":
+            raise ValueError(f"option {name!r} is repeated (ssh-keygen rejects the line)")
         options[name] = value or ""
         at = match.end()
     return options
@@ -179,6 +182,24 @@ def parse_revoked(relpath: str, data: bytes) -> Revoked:
         except ValueError as exc:
             problems.append(_problem(relpath, number, f"revoked key not read: {exc}"))
     return Revoked(relpath, frozenset(keys), tuple(problems))
+
+
+def vouching(
+    allowed: AllowedSigners, key: asyncssh.SSHKey, namespace: str, at: datetime
+) -> Allowed | None:
+    """A line that lists `key` for `namespace`, valid at `at`, whatever its principals
+    (as `ssh-keygen -Y find-principals`); None when no line does."""
+    for entry in allowed.entries:
+        if entry.key.public_data != key.public_data:
+            continue
+        if entry.namespaces is not None and not match_list(entry.namespaces, namespace):
+            continue
+        if entry.valid_after is not None and at < entry.valid_after:
+            continue
+        if entry.valid_before is not None and at >= entry.valid_before:
+            continue
+        return entry
+    return None
 
 
 def trusted(

@@ -3,7 +3,8 @@
 The format is OpenSSH's PROTOCOL.sshsig: the armored blob (`-----BEGIN SSH
 SIGNATURE-----`, base64 in lines of 70) holds the magic `SSHSIG`, version 1, the
 signer's public key, the namespace, a reserved string, the hash algorithm and the
-signature; what is signed is the magic, the namespace, the reserved string, the hash
+signature (the reserved string must be empty: ssh-keygen ignores it, this refuses it);
+what is signed is the magic, the namespace, the reserved string, the hash
 algorithm and the hash of the message. Messages are hashed with sha512 here (as
 ssh-keygen does); sha256 is accepted when verifying. Keys, signing and checking a
 signature are asyncssh's: a key file (`KeySigner`) or a key held by ssh-agent
@@ -33,6 +34,7 @@ RSA_ALGORITHM = b"rsa-sha2-512"
 REFUSED_ALGORITHMS = frozenset({b"ssh-rsa"})
 """SHA-1 RSA signatures, which ssh-keygen refuses in SSHSIG too."""
 MAX_ARMOR = 64 * 1024
+MISMATCH = "the signature does not match the payload (edited after signing?)"
 
 
 class SigError(ValueError):
@@ -117,7 +119,9 @@ def parse(text: str) -> Parsed:
     version = reader.uint32()
     if version != VERSION:
         raise SigError(f"SSHSIG version {version} is not supported (only {VERSION})")
-    public, namespace, _reserved, hash_name, signature = (reader.string() for _ in range(5))
+    public, namespace, reserved, hash_name, signature = (reader.string() for _ in range(5))
+    if reserved:
+        raise SigError("the signature's reserved field is not empty")
     if reader.at != len(blob):
         raise SigError("the signature has bytes after its end")
     try:
@@ -141,7 +145,7 @@ def verify(parsed: Parsed, message: bytes, namespace: str) -> None:
         raise SigError("an ssh-rsa (SHA-1) signature is refused: sign with rsa-sha2-512")
     data = signed_data(namespace, message, parsed.hash_algorithm)
     if not parsed.key.verify(data, parsed.signature):
-        raise SigError("the signature does not match the payload (edited after signing?)")
+        raise SigError(MISMATCH)
 
 
 def _algorithm(key: asyncssh.SSHKey) -> bytes:

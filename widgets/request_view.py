@@ -174,10 +174,15 @@ def decision_text(review: Review, variables: Mapping[str, str] | None) -> Text:
 
 def signature_text(state: SignatureState, variables: Mapping[str, str] | None) -> Text:
     """`signed, valid: alice (SHA256:...)`; INVALID (why) and a required one missing in
-    the error style; plain unsigned dim."""
+    the error style; signed by a key no file vouches for in the warning style; plain
+    unsigned dim."""
     if state.kind == "invalid" or (state.kind == "unsigned" and state.required):
         text = safe(state.describe())
         text.stylize(theme_style("$error bold", variables))
+        return text
+    if state.kind == "unvouched":
+        text = safe(state.describe())
+        text.stylize(theme_style("$warning", variables))
         return text
     return safe(state.describe()) if state.kind == "valid" else Text("unsigned", style="dim")
 

@@ -7,7 +7,8 @@ they ask (`DecideAsk`: dialogs, or flags) and in how they say the `Outcome`.
    external write, the tool name typed for an irreversible action;
 3. check again against the request as it is now, bound to the digest first seen (or
    `digest`, the one the human reviewed elsewhere), with the reason;
-4. sign it with the session's signer, if any (`store.signatures.payload`, SSHSIG);
+4. sign it with the session's signer, if any (`store.signatures.payload`, version 2:
+   bound to the state directory's id, workspace.toml, created at the first decision);
 5. write the decision once (`HumanWriter.decide`): someone who decided first wins.
 """
 
@@ -90,9 +91,15 @@ async def decide(
     now = writer.clock()
     until = current.valid_until(now) if verdict == "approve" else None
     signature = None
+    try:
+        workspace: str | Exception = writer.workspace_id()  # made at the first decision
+    except (HumanWriteError, OSError) as exc:
+        workspace = exc  # needed only to sign (payload version 2)
     if session.signer is not None:
+        if isinstance(workspace, Exception):
+            return Outcome(verdict, "failed", current, f"not signed, nothing written: {workspace}")
         fields = writer.decision_fields(request_id, current.digest, verdict, reason, until, now)
-        signed = payload(mission, **fields)
+        signed = payload(mission, **fields, workspace=workspace)
         try:
             signature = await session.signer.sign(signed, NAMESPACE)
         except SigError as exc:

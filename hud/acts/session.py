@@ -65,6 +65,10 @@ class Decider:
     def clock(self) -> datetime:
         return self.__writer.clock()
 
+    def workspace_id(self) -> str:
+        """`HumanWriter.workspace_id`: a signed decision binds to the state directory."""
+        return self.__writer.workspace_id()
+
     def decision_fields(self, *args: Any, **kwargs: Any) -> DecisionFields:
         """`HumanWriter.decision_fields`."""
         return self.__writer.decision_fields(*args, **kwargs)

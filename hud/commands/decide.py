@@ -31,7 +31,7 @@ from hud.acts.session import Session, inline, writer_for
 from hud.commands import SUMMARIES, sign_key_signer
 from hud.commands.output import emit_exact, printable, say
 from store.approval_checks import Review, Verdict, review
-from store.layout import unsafe_id
+from store.layout import WORKSPACE_FILE, unsafe_id
 from store.mission import MissionState
 from store.signatures import decision_payload, signature_state
 from store.workspace import Workspace
@@ -122,7 +122,11 @@ def print_payload(root: Path, mission_id: str, request_id: str) -> int:
     decided = mission.decisions.get(request_id)
     if decided is None or decided.record is None:
         return _fail(EXIT_CANNOT_RUN, missing)
-    if not emit_exact(decision_payload(mission.id, decided.record)):
+    workspace = mission.signature_policy.workspace
+    if not isinstance(workspace, str):
+        why = workspace.message if workspace is not None else "there is none yet"
+        return _fail(EXIT_CANNOT_RUN, f"no state directory id in workspace.toml ({why})")
+    if not emit_exact(decision_payload(mission.id, decided.record, workspace)):
         return _fail(EXIT_CANNOT_RUN, "--print-payload writes bytes: redirect it to a file")
     return EXIT_DECIDED
 
@@ -193,8 +197,9 @@ def run(args: argparse.Namespace) -> int:
     signed = f", signed by {signer.identity}" if signer is not None else ""
     say(f"{done} {mission.id}/{args.request} ({decision.digest}){valid}{signed}")
     warnings = list(outcome.review.warnings if outcome.review else ())
+    workspace.apply([WORKSPACE_FILE])  # the first decision creates it
     signature = signature_state(mission.id, decision, mission.signature_policy)
-    if not signature.authorizes or signature.kind == "invalid":
+    if not signature.authorizes or signature.kind in ("invalid", "unvouched"):
         warnings.append(signature.describe())
     for warning in warnings:
         say(f"warning: {printable(warning)}", err=True)

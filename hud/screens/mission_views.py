@@ -182,6 +182,7 @@ def update_intent(screen: MissionScreen, mission: MissionState) -> None:
         constraints_problems=constraints.problems if constraints else (),
         intent_path=f"{mission.base}/intent.toml",
         constraints_path=f"{mission.base}/constraints.toml",
+        policy=mission.effective_policy.describe(),
     )
 
 

@@ -18,6 +18,7 @@ from store.confined import link_problem, list_folder, lstat, not_regular, read_f
 from store.layout import (
     KNOWN_DIRS,
     SIGNERS_FILE_RE,
+    TRUST_FILE_RE,
     Kind,
     Located,
     classify,
@@ -26,6 +27,7 @@ from store.layout import (
     safe_request_id,
 )
 from store.mission import MissionState
+from store.policy import floor_of, workspace_id
 from store.problems import WORKSPACE_ROW, Problem
 from store.records import Settings
 from store.row import MissionSummary
@@ -55,7 +57,8 @@ class NativeSource(Quiet):
         self.unknown: dict[str, Problem] = {}
         self.notices: list[Problem] = []
         self.signers: dict[str, bytes | Problem] = {}
-        """The `signers/` files (allowed signers, revoked keys) as read, by path."""
+        """The root trust files (`layout.TRUST_FILE_RE`: `signers/` files, workspace.toml,
+        policy.toml) as read, by path."""
         self.bare = False
         """No `missions/` folder at the top: unless another source lives here, this is
         not a state directory, and its loose entries are one problem, not one each."""
@@ -69,7 +72,7 @@ class NativeSource(Quiet):
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
         for rel in paths:
-            if SIGNERS_FILE_RE.match(rel):
+            if TRUST_FILE_RE.match(rel):
                 touched |= self._apply_signers(rel)
                 continue
             mission = self._apply_one(rel)
@@ -104,6 +107,9 @@ class NativeSource(Quiet):
     def loose_problems(self) -> list[Problem]:
         loose = [p for p in self.unknown.values() if owner_row(p.path) == WORKSPACE_ROW]
         loose += [p for p in self.signers.values() if isinstance(p, Problem)]
+        for found in (workspace_id(self.signers), floor_of(self.signers)):
+            if isinstance(found, Problem) and found not in loose:
+                loose.append(found)
         if self.bare and loose and not self.missions:
             return [not_a_state_dir(len(loose))]
         return loose
@@ -159,7 +165,8 @@ class NativeSource(Quiet):
         return state
 
     def _apply_signers(self, rel: str) -> set[str]:
-        """(Re)read a `signers/` file; returns the missions whose constraints name it."""
+        """(Re)read a root trust file (`signers/`, workspace.toml, policy.toml); returns the
+        missions whose policy reads it."""
         self.unknown.pop(rel, None)
         if lstat(self.root, rel) is None:
             self.signers.pop(rel, None)
@@ -168,8 +175,10 @@ class NativeSource(Quiet):
         return self._naming(rel)
 
     def _naming(self, rel: str) -> set[str]:
-        """The missions whose constraints name the signers file `rel`, told it changed."""
-        touched = {m.id for m in self.missions.values() if rel in m.signer_paths()}
+        """The missions whose policy reads the root file `rel` (a signers file their
+        constraints name, workspace.toml, policy.toml), told it changed."""
+        every = not SIGNERS_FILE_RE.match(rel)
+        touched = {m.id for m in self.missions.values() if every or rel in m.signer_paths()}
         for mission_id in touched:
             self.missions[mission_id].signers_changed()
         return touched

@@ -127,7 +127,8 @@ def test_approver_decides_as_the_key(server: Served) -> None:
     assert decision["origin"] == f"hud serve key {server.fingerprint('bob')} from 127.0.0.1"
     signed = sshsig.parse(decision["signature"])
     record = Decision.model_validate(tomllib.loads((server.root / DECISION).read_text()))
-    sshsig.verify(signed, decision_payload("beta", record), NAMESPACE)
+    workspace = tomllib.loads((server.root / "workspace.toml").read_text())["id"]
+    sshsig.verify(signed, decision_payload("beta", record, workspace), NAMESPACE)
     host = asyncssh.read_private_key(server.keys.parent / "host_key")
     assert signed.fingerprint == host.get_fingerprint("sha256")
 

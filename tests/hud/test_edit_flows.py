@@ -594,3 +594,23 @@ async def test_read_only_reaches_no_write_path_but_history_stays(
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
         await until(pilot, lambda: "zero downtime" in shown(app, "#diff-text"))
     assert files(state_dir) == before
+
+
+async def test_a_constraints_edit_below_the_workspace_floor_is_refused(
+    state_dir: Path, make_app: Callable[..., HudApp], fake_editor: Callable[[str], Path]
+) -> None:
+    """Issue 21: the HUD saves no constraints below policy.toml, naming field and floor."""
+    (state_dir / "policy.toml").write_text(
+        "schema = 1\n[approval]\nnever_auto = ['external_write', 'irreversible']\n"
+    )
+    fake_editor("path.write_text(\"schema = 1\\n[approval]\\nauto = ['external_write']\\n\")\n")
+    before = (state_dir / ALPHA_CONSTRAINTS).read_bytes()
+    app = make_app(state_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_alpha(app, pilot)
+        await pilot.press("E")
+        await until(pilot, lambda: isinstance(app.screen, InvalidScreen))
+        message = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "below the workspace floor: [approval] auto includes external_write" in message
+        assert "never_auto = ['external_write', 'irreversible']" in message
+    assert (state_dir / ALPHA_CONSTRAINTS).read_bytes() == before

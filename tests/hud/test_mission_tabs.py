@@ -164,6 +164,7 @@ async def test_every_tab_shows_its_content(
         assert "Which window?" in shown and "Non-goals" in shown
         if size[0] >= 120:  # beside the intent when wide
             assert "no-prod" in shown and "◇ read only" in shown
+            assert "in force:  signatures optional; auto: read_only; valid for 3600 s" in shown
 
         shown = await show_tab(pilot, app, "2", "v2 (latest) · 3 steps")
         assert "copy in batches" in shown

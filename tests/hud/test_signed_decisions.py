@@ -66,6 +66,8 @@ def test_hud_decide_signs_and_ssh_keygen_verifies(
     assert main(["decide", str(root), "beta", "r1", "--print-payload"]) == 0
     payload = capfdbinary.readouterr().out
     assert payload.startswith(b'{"approver":') and b'"mission":"beta"' in payload
+    workspace = tomllib.loads((root / "workspace.toml").read_text())["id"]
+    assert payload.endswith(b'"version":2,"workspace":"' + workspace.encode() + b'"}')
     done = ssh_verify(
         root / "signers/allowed", saved["decided_by"], saved["signature"], payload, tmp_path
     )
@@ -190,3 +192,37 @@ def test_earlier_decisions_show_their_signature(
     (earlier,) = checked.earlier
     assert earlier.signature.describe().startswith(expected)
     assert expected in earlier_text(checked, None).plain
+
+
+def test_signed_where_no_file_vouches_is_a_warning_not_invalid(
+    tmp_path: Path, keys: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22, point 2: signed with --sign-key in a mission that names no allowed-signers
+    file, the decision is not "INVALID ... edited after signing": no file vouches for it."""
+    root = tmp_path / "state"
+    mission(root, "beta").request("r1", risk="read_only", tool="ls", args={"path": "/"})
+    argv = ["decide", str(root), "beta", "r1", "approve", "--sign-key", str(keys["ed25519"])]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "warning: signed by a key no file vouches for (SHA256:" in err and "INVALID" not in err
+    assert main(["check", str(root)]) == 0  # a warning
+    out = capsys.readouterr().out
+    assert "signed by a key no file vouches for" in out and "edited after signing" not in out
+    assert main(["approvals", str(root), "--json", "--all"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["signature"]["state"] == "unvouched"
+
+
+def test_without_a_workspace_id_nothing_is_signed(
+    tmp_path: Path, keys: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workspace.toml that does not load: a signed decision is refused (it would bind to
+    no state directory); an unsigned one is still written."""
+    root = signed_state(tmp_path, keys, required=False)
+    (root / "workspace.toml").write_text("schema = 1\nid = 'not-a-uuid'\n")
+    argv = ["decide", str(root), "beta", "r1", "approve", "--sign-key", str(keys["ed25519"])]
+    assert main(argv) == 1
+    assert "not signed, nothing written: workspace.toml" in capsys.readouterr().err
+    assert not decision_file(root).exists()
+    assert main(["decide", str(root), "beta", "r1", "approve"]) == 0
+    assert decision_file(root).exists()

@@ -63,6 +63,7 @@ def with_plan(root: Path) -> AgentWriter:
             {"id": "s2", "title": "Read", "risk": "read_only"},
         ]
     )
+    (w.path / "constraints.toml").write_text("schema = 1\n")  # authorize() requires it
     return w
 
 

@@ -32,6 +32,7 @@ def agent(tmp_path: Path) -> AgentWriter:
             {"id": "deploy", "title": "Deploy", "risk": "external_write", "needs_approval": True},
         ]
     )
+    (tmp_path / "missions/ship/constraints.toml").write_text("schema = 1\n")  # required
     return writer
 
 

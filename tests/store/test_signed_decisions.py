@@ -23,6 +23,7 @@ from tests.signing_support import allowed_line, keygen, ssh_sign
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(minutes=5)
 APPROVAL = {"allowed_signers": "signers/allowed", "revoked_keys": "signers/revoked"}
+WORKSPACE = "0b5e4f8e-3a47-4c1e-9a51-2f1c8f9c1a11"
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,7 @@ def state(tmp_path: Path, keys: dict[str, Path], required: bool = True, line: st
     (root / "signers").mkdir()
     (root / "signers/allowed").write_text(line or allowed_line("alice", keys["alice"]))
     (root / "signers/revoked").write_text("# none yet\n")
+    (root / "workspace.toml").write_text(f'schema = 1\nid = "{WORKSPACE}"\n')
     return root
 
 
@@ -51,7 +53,16 @@ def decide(root: Path, key: Path | None, user: str = "alice", reason: str = "fin
     signature = None
     if key is not None:
         message = payload(
-            "beta", "r1", request_digest(raw), "approve", reason, user, NOW, until, "local"
+            "beta",
+            "r1",
+            request_digest(raw),
+            "approve",
+            reason,
+            user,
+            NOW,
+            until,
+            "local",
+            WORKSPACE,
         )
         signature = asyncio.run(load_signer(key.read_bytes()).sign(message, NAMESPACE))
     writer.decide("beta", "r1", raw, "approve", reason, until, NOW, signature)
@@ -225,7 +236,9 @@ def test_a_decision_signed_by_ssh_keygen_verifies(tmp_path: Path, kind: str) -> 
     root = state(tmp_path, {"alice": key})
     raw = json.loads((root / "missions/beta/approvals/r1.json").read_bytes())
     until = NOW + timedelta(hours=1)
-    message = payload("beta", "r1", request_digest(raw), "approve", "", "alice", NOW, until, "")
+    message = payload(
+        "beta", "r1", request_digest(raw), "approve", "", "alice", NOW, until, "", WORKSPACE
+    )
     signature = ssh_sign(key, message, tmp_path)
     HumanWriter(root, "alice", "", clock=lambda: NOW).decide(
         "beta", "r1", raw, "approve", "", until, NOW, signature

@@ -118,7 +118,7 @@ def decide(
         "reason": reason,
         "decided_by": "tester",
         "decided_at": now,
-        "valid_until": valid_until or now + timedelta(hours=1),
+        "valid_until": valid_until or now + timedelta(minutes=30),  # within valid_for_seconds
         "origin": "local tty",
     }
     temp = folder / f".{request_id}.toml.tmp"

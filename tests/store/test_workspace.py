@@ -121,7 +121,8 @@ def test_replaced_log_rebuilds_aggregates(workspace: Workspace, state_dir: Path)
 
 def test_new_mission_appears(workspace: Workspace, state_dir: Path) -> None:
     delta = mission(state_dir, "delta")
-    touched = workspace.apply([delta.rel("intent.toml"), delta.rel("plan/v1.json")])
+    paths = [delta.rel("intent.toml"), delta.rel("constraints.toml"), delta.rel("plan/v1.json")]
+    touched = workspace.apply(paths)
     assert touched == {"delta"}
     assert workspace.status("delta") is MissionStatus.IDLE
     assert workspace.missions["delta"].latest_plan is not None

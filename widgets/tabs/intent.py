@@ -47,6 +47,7 @@ class _Shown(NamedTuple):
     constraints_problems: tuple[Problem, ...]
     intent_path: str
     constraints_path: str
+    policy: str
 
 
 def intent_text(
@@ -110,11 +111,15 @@ def constraints_text(
     problems: Sequence[Problem],
     path: str = "constraints.toml",
     variables: Mapping[str, str] | None = None,
+    policy: str = "",
 ) -> Text:
-    """Rules, budget limits, approval policy and tools."""
+    """Rules, budget limits, approval policy and tools; `policy` is the approval policy in
+    force (the constraints within the workspace floor: `store.policy`), one line."""
     parts: list[Text] = [heading("Constraints")]
     if problems:
         parts.append(problems_block(problems, variables))
+    if policy:
+        parts.append(Text("  ").append_text(field_line("in force", policy, 10)))
     if constraints is None:
         if not problems:
             parts.append(
@@ -218,6 +223,7 @@ class IntentView(ThemeAware, FocusOnShow, DocumentScroll):
         constraints_problems: Sequence[Problem] = (),
         intent_path: str = "intent.toml",
         constraints_path: str = "constraints.toml",
+        policy: str = "",
     ) -> None:
         """Render; nothing is redrawn when the text would not change."""
         self._args = _Shown(
@@ -227,6 +233,7 @@ class IntentView(ThemeAware, FocusOnShow, DocumentScroll):
             tuple(constraints_problems),
             intent_path,
             constraints_path,
+            policy,
         )
         self.rerender()
 
@@ -238,7 +245,11 @@ class IntentView(ThemeAware, FocusOnShow, DocumentScroll):
         texts = (
             intent_text(args.intent, args.intent_problems, args.intent_path, variables),
             constraints_text(
-                args.constraints, args.constraints_problems, args.constraints_path, variables
+                args.constraints,
+                args.constraints_problems,
+                args.constraints_path,
+                variables,
+                args.policy,
             ),
         )
         if texts == self._shown:
