@@ -175,7 +175,7 @@ def _unreadable(tool: str, args: dict[str, Any]) -> str | None:
     own check names it."""
     from store.approval_checks import hazards  # only asking needs it: the hook starts sooner
 
-    found = next(chain(hazards(tool, ("tool",)), hazards(args, ("args",))), None)
+    found = next(chain(hazards(tool, ("tool",)), hazards(args, ("args",), lines=True)), None)
     return f"tool or args contain a control or invisible character ({found})" if found else None
 
 

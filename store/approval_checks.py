@@ -48,7 +48,7 @@ from store.records import (
     snapshot_of,
 )
 from store.signatures import SignatureState
-from store.text import hazardous
+from store.text import UNSEEN
 from store.workspace import Workspace
 
 Verdict = Literal["approve", "reject"]
@@ -93,14 +93,21 @@ class Hazard:
         return f"{where}: {char_name(self.char)}"
 
 
-def _first_hazard(text: str) -> str | None:
-    return next((char for char in text if hazardous(char)), None)
+def _first_hazard(text: str, *, lines: bool = False) -> str | None:
+    unseen = UNSEEN[lines]
+    return next((char for char in text if unseen.match(char)), None)
 
 
-def hazards(value: Any, parts: tuple[str | int, ...] = ()) -> Iterator[Hazard]:
-    """Every string (key or value, at any depth) of `value` holding a hazardous character."""
+def hazards(
+    value: Any, parts: tuple[str | int, ...] = (), *, lines: bool = False
+) -> Iterator[Hazard]:
+    """Every string (key or value, at any depth) of `value` holding a hazardous character.
+
+    With `lines`, a line break in a string value is not one: it shows as `\\n` in the
+    args and as a line break in the call's preview (an edit's text, a script). Keys and
+    every other control stay hazards."""
     if isinstance(value, str):
-        char = _first_hazard(value)
+        char = _first_hazard(value, lines=lines)
         if char is not None:
             yield Hazard(field_path(parts), char, False)
     elif isinstance(value, dict):
@@ -109,10 +116,10 @@ def hazards(value: Any, parts: tuple[str | int, ...] = ()) -> Iterator[Hazard]:
             char = _first_hazard(key_text)
             if char is not None:
                 yield Hazard(field_path(parts) or "(top level)", char, True)
-            yield from hazards(item, (*parts, key_text))
+            yield from hazards(item, (*parts, key_text), lines=lines)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from hazards(item, (*parts, index))
+            yield from hazards(item, (*parts, index), lines=lines)
 
 
 # ---- field-level diff ----------------------------------------------------------------------
@@ -379,7 +386,7 @@ def review(
     if raw is not None:
         found = [
             *hazards(raw.get("tool"), ("tool",)),
-            *hazards(raw.get("args"), ("args",)),
+            *hazards(raw.get("args"), ("args",), lines=True),
         ]
         if found:
             listed = "; ".join(str(h) for h in found[:MAX_LISTED])

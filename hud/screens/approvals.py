@@ -184,9 +184,11 @@ class RequestScreen(HudScreen):
     FOOTER_FIRST = ("request.approve", "request.reject", "request.back", "request.mission")
     AUTO_FOCUS = "#request-view"
 
-    pending: reactive[bool] = reactive(False, bindings=True)
-    """Whether the request waits for a decision: only then do `y` and `n` show and run
-    (a decision is written once)."""
+    approvable: reactive[bool] = reactive(False, bindings=True)
+    """Whether `y` can succeed now: the request waits for a decision (one is written
+    once) and nothing blocks approving it (`Review.blockers`, listed on the screen)."""
+    rejectable: reactive[bool] = reactive(False, bindings=True)
+    """Whether `n` can succeed now: pending, and nothing blocks a rejection."""
 
     def __init__(self, mission_id: str, request_id: str) -> None:
         super().__init__()
@@ -242,7 +244,9 @@ class RequestScreen(HudScreen):
         self._show(current)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("approve", "reject") and not self.pending:
+        if (action == "approve" and not self.approvable) or (
+            action == "reject" and not self.rejectable
+        ):
             return False
         if action == "toggle_raw":  # only when there is something besides the raw args
             return self.preview is not None and self.preview[1] is not None
@@ -254,7 +258,9 @@ class RequestScreen(HudScreen):
             self._show(self.review)
 
     def _show(self, current: Review) -> None:
-        self.pending = current.status is RequestStatus.PENDING
+        pending = current.status is RequestStatus.PENDING
+        self.approvable = pending and current.can_approve
+        self.rejectable = pending and not current.reject_blockers
         made_for = (current.digest, self.app.theme)
         if self.preview is None or self.preview[0] != made_for or current.digest is None:
             before = self.preview is not None and self.preview[1] is not None

@@ -80,7 +80,7 @@ def key_rows(screen: Screen[object]) -> list[tuple[Text, Text, Text]]:
 
     rows = [row(g, g.binding.description or g.binding.action) for g in key_groups(screen)]
     closed = closed_filter_groups(screen)
-    return rows + [row(group, "Clear the filter (when one is open)") for group in closed]
+    return rows + [row(group, "Clear the filter") for group in closed]
 
 
 class HelpScreen(ModalScreen[None]):

@@ -132,7 +132,31 @@ def test_an_effectful_call_waits_for_a_human_and_runs_once_approved(
     [
         ("Edit", {"file_path": "/a.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}),
         ("Bash", {"command": "cat <<EOF > a.txt\nhi\nEOF", "description": "Write a.txt"}),
+    ],
+)
+def test_a_multiline_argument_is_filed_and_approvable(
+    tool: str,
+    tool_input: dict[str, Any],
+    hook: Callable[..., Any],
+    root: Path,
+    approver: Callable[..., Approver],
+) -> None:
+    """A line break in an argument is shown (`\\n` in the args, a line in the preview):
+    an edit or a script of several lines is filed and can be approved."""
+    decided = approver(reason="read it")
+    decision, reason, _ = hook({**hook_input(tool), "tool_input": tool_input})
+    decided.join()
+    assert decided.decided == ["toolu_01"]
+    assert decision == "allow" and "approved by alice" in reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
         ("Bash", {"command": "echo \u202eevil", "description": "bidi"}),
+        ("Bash", {"command": "echo ok\r\x1b[2Kevil", "description": "a carriage return"}),
+        ("Edit", {"file_path": "/a.py\x07", "old_string": "x", "new_string": "y"}),
+        ("Edit", {"file\npath": "/a.py", "old_string": "x", "new_string": "y"}),
     ],
 )
 def test_what_the_hud_could_not_approve_is_denied_at_once(

@@ -196,9 +196,11 @@ async def test_hostile_args_fail_closed(tmp_path: Path, make_app: Callable[..., 
         assert "cannot approve: tool or args contain control or invisible characters" in text
         assert "\x1b" not in text and "\u202e" not in text
         assert "\\u202e" in text and "\\u001b]52;c;SGVsbG8=\\u0007" in text
+        assert not app.screen.check_action("approve", ())  # not offered: it cannot succeed
+        assert app.screen.check_action("reject", ())
         await pilot.press("y")
-        await until(pilot, lambda: any("Not approved" in t for t in toasts))
-        assert isinstance(app.screen, RequestScreen)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, RequestScreen) and not toasts
         assert not (root / "missions/beta/approvals/r1.toml").exists()
         await pilot.press("n", *"hostile args", "enter")
         await until(pilot, lambda: (root / "missions/beta/approvals/r1.toml").exists())
@@ -216,8 +218,10 @@ async def test_request_not_matching_plan_fails_closed(
         toasts = capture(app)
         await open_request(pilot, app)
         assert "step 's7' is not in plan v1" in shown(app)
+        assert not app.screen.check_action("approve", ())  # not offered: it cannot succeed
         await pilot.press("y")
-        await until(pilot, lambda: any("step 's7' is not in plan v1" in t for t in toasts))
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, RequestScreen) and not toasts
     assert not (root / "missions/beta/approvals/r1.toml").exists()
 
 

@@ -48,6 +48,7 @@ async def test_an_approver_decides_and_edits_nothing(
             assert app.screen is screen, key  # no editor opened
         app.push_screen(RequestScreen("beta", "r1"))
         await until(pilot, lambda: isinstance(app.screen, RequestScreen))
+        await until(pilot, lambda: app.screen.review is not None)
         assert app.screen.check_action("approve", ()) is True
         assert app.screen.check_action("reject", ()) is True
     assert digest(constraints) == before

@@ -15,7 +15,6 @@ from store.approval_checks import (
     SeenRequests,
     approval_queue,
     field_diff,
-    hazardous,
     hazards,
     refusal,
     review,
@@ -23,7 +22,7 @@ from store.approval_checks import (
 from store.derive import RequestStatus
 from store.human import HumanWriter
 from store.records import Decision, request_digest, request_snapshot, snapshot_of, validate
-from store.text import _TOKEN
+from store.text import _TOKEN, hazardous
 from store.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp
 
@@ -122,6 +121,27 @@ def test_hostile_args_cannot_be_approved_but_can_be_rejected(
     assert checked.can_reject
     assert refusal(checked, "approve", "")
     assert refusal(checked, "reject", "hostile") is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"file_path": "/a.py", "old_string": "x = 1\ny = 2\n", "new_string": "x = 3\n"},
+        {"command": "cat <<EOF > a.txt\nhi\nEOF", "description": "Write a.txt"},
+        {"edits": [{"old_string": "a\nb", "new_string": "c"}]},
+    ],
+)
+def test_a_line_break_in_an_argument_value_is_approvable(
+    root: Path, beta: Mission, args: dict[str, object]
+) -> None:
+    """An edit or a script of several lines: the line break shows (`\\n` in the args, a
+    line in the preview), so it is no hazard; in a key or the tool it still is."""
+    beta.request("r1", args=args)
+    assert review_of(root).can_approve
+    assert [str(h) for h in hazards({"a\nb": 1}, ("args",), lines=True)] == [
+        "a key in args: U+000A"
+    ]
+    assert [str(h) for h in hazards("Ba\nsh", ("tool",))] == ["tool: U+000A"]
 
 
 def test_args_not_an_object(root: Path, beta: Mission) -> None:
