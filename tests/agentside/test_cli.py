@@ -233,7 +233,7 @@ def test_args_the_hud_could_not_show_are_refused_before_writing(
 ) -> None:
     ran = agent(
         "request", planned, "--mission", MISSION, "--step", "deploy", "--tool", "sh",
-        "--args", '{"script": "make\\nmake install"}',
+        "--args", '{"script": "make\\u202emake install"}',
     )  # fmt: skip
     assert ran.code == 1 and "control or invisible character" in ran.err
     assert not (planned / "missions" / MISSION / "approvals").exists()
