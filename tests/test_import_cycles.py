@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PACKAGES = ["store", "agentside", "widgets", "simulator", "themes"]
+PACKAGES = ["store", "agentside", "widgets", "simulator"]
 """The packages kept free of circles. Add `hud` here once its circles are gone."""
 
 
