@@ -24,7 +24,7 @@ import copy
 import hashlib
 from collections import deque
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 from store.format.records import AttemptEvent, canonical_json
 
@@ -45,11 +45,7 @@ ENDING_STATES = frozenset({"succeeded", "failed", "outcome_unknown"})
 NOTED_STATES = frozenset({"succeeded", "failed", "blocked", "outcome_unknown"})
 """Step states the ledger marks (the others are the hot path: nothing to note)."""
 
-MarkKind = Literal[
-    "handoff",
-    "state",
-    "call",
-    "halt",
+Finding = Literal[
     "repeated-success",
     "contested",
     "stale-plan",
@@ -59,16 +55,9 @@ MarkKind = Literal[
     "forgotten-ref",
     "reused-approval",
 ]
-FINDINGS: tuple[MarkKind, ...] = (
-    "repeated-success",
-    "contested",
-    "stale-plan",
-    "replayed-effect",
-    "unkeyed-repeat",
-    "redone-effect",
-    "forgotten-ref",
-    "reused-approval",
-)
+"""The marks that are findings (kept in `findings` per step and plan version)."""
+MarkKind = Literal["handoff", "state", "call", "halt", Finding]
+FINDINGS: tuple[Finding, ...] = get_args(Finding)
 
 
 class Mark(NamedTuple):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from store.derivation.plan_diff import step_changes
 from store.format.records import RISK_ORDER, Plan, PlanStep
@@ -49,18 +49,8 @@ Rule = Literal[
 ]
 """Which rule applied; every rule but `read-only-change` makes the request stale."""
 
-STALE_RULES: frozenset[str] = frozenset(
-    {
-        "plan-missing",
-        "plan-unreadable",
-        "step-removed",
-        "step-changed",
-        "effectful-step-added",
-        "effectful-step-changed",
-        "effectful-step-removed",
-    }
-)
 NOTICE_RULE: Rule = "read-only-change"
+STALE_RULES: frozenset[str] = frozenset(get_args(Rule)) - {NOTICE_RULE}
 
 BOUND_FIELDS: tuple[str, ...] = ("title", "risk", "effect", "needs_approval")
 """The fields of the request's own step that bind the approval (a plan step names no

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import date, datetime, time
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -28,12 +28,8 @@ SignersFile = Annotated[str, Field(pattern=SIGNERS_FILE_RE)]
 StepId = Annotated[str, Field(min_length=1, max_length=128)]
 
 Risk = Literal["read_only", "reversible_write", "external_write", "irreversible"]
-RISK_ORDER: dict[str, int] = {
-    "read_only": 0,
-    "reversible_write": 1,
-    "external_write": 2,
-    "irreversible": 3,
-}
+RISK_ORDER: dict[str, int] = {risk: rank for rank, risk in enumerate(get_args(Risk))}
+"""Each risk class's rank, from the `Risk` literal's order (read_only lowest)."""
 StepState = Literal[
     "ready",
     "running",
