@@ -86,3 +86,11 @@ def test_the_small_editor_takes_its_documents_from_the_source() -> None:
     assert kinds(documents) == ["intent", "constraints"]
     assert kinds(documents[:1]) == ["constraints"]
     assert workspace.documents("no-such-row") == ()
+
+
+def test_the_workspace_makes_its_sources_from_the_registry_table() -> None:
+    from store.sources.registry import KINDS
+
+    sources = Workspace(Path("/nonexistent")).sources
+    assert [type(source) for source in sources] == list(KINDS)
+    assert KINDS.native is type(sources[-1])  # native missions last: they take the rest
