@@ -3,12 +3,12 @@
 The same path for `hud agent request`, the Claude Code hook and the MCP server. Filing
 first refuses what the HUD could never approve (a tool the mission's rules deny; a tool
 or args holding a control or invisible character, a newline too, which the HUD refuses
-to approve: `store.approval_checks`), then writes the request and the step's
+to approve: `store.index.approval_checks`), then writes the request and the step's
 `waiting_for_approval` event.
 Waiting never uses the approval; `authorize` (`AgentWriter.start_approved_attempt`) does,
 at commit time.
 
-A waiter holds the request's lease (`store.lease`) from before the request is written
+A waiter holds the request's lease (`store.derivation.lease`) from before the request is written
 until it stops waiting, so the HUD sees whether anyone still waits. Leaving without a
 decision (no decision in time, or SIGTERM, SIGINT or SIGHUP while waiting) records a
 `waiter` event `withdrawn`: the request can no longer be approved. A waiter that hands
@@ -31,9 +31,9 @@ from typing import Any, Literal
 from agentside.mission import constraints, plan_step
 from agentside.output import EXIT_ALREADY, EXIT_EXPIRED, EXIT_OK, EXIT_REFUSED
 from agentside.policy import tool_refusal
-from store.agent import AgentError, AgentWriter, Authorization, rfc3339, wait_for_decision
-from store.lease import Lease, LeaseTaken
-from store.records import ApprovalRequest, Risk
+from store.derivation.lease import Lease, LeaseTaken
+from store.format.records import ApprovalRequest, Risk
+from store.writers.agent import AgentError, AgentWriter, Authorization, rfc3339, wait_for_decision
 
 Status = Literal[
     "approved",
@@ -173,7 +173,7 @@ def file_request(
 def _unreadable(tool: str, args: dict[str, Any]) -> str | None:
     """The first character of `tool` or `args` an approver could not read, as the HUD's
     own check names it."""
-    from store.approval_checks import hazards  # only asking needs it: the hook starts sooner
+    from store.index.approval_checks import hazards  # only asking needs it: the hook starts sooner
 
     found = next(chain(hazards(tool, ("tool",)), hazards(args, ("args",), lines=True)), None)
     return f"tool or args contain a control or invisible character ({found})" if found else None

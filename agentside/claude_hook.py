@@ -5,7 +5,7 @@ that passes (read-only, or a risk the mission's `[approval] auto` allows) is all
 its attempt's start recorded; any other call becomes an approval request (id: the tool
 use id; denied at once when the HUD could not approve it, see
 `agentside.approval.file_request`), expiring when the wait does, and the hook waits for
-the decision, holding the request's lease (`store.lease`): approved, the attempt starts
+the decision, holding the request's lease (`store.derivation.lease`): approved, the attempt starts
 through `start_approved_attempt` with that lease (the approval is used, once, and only
 by this waiter) and the call is allowed; SIGTERM, SIGINT or SIGHUP while waiting
 withdraws the request and denies; rejected, denied with the approver's
@@ -43,9 +43,9 @@ from agentside.approval import (
 )
 from agentside.mission import Unusable, constraints, open_mission, plan_step
 from agentside.policy import gate, tool_risk
-from store.agent import AgentError, AgentWriter, PlanError, compact_json, find_attempt
-from store.layout import Kind, safe_request_id
-from store.records import Risk, canonical_json
+from store.format.layout import Kind, safe_request_id
+from store.format.records import Risk, canonical_json
+from store.writers.agent import AgentError, AgentWriter, PlanError, compact_json, find_attempt
 
 MAX_LOGGED_ARGS = 64 * 1024
 """Larger tool inputs (a big Write) are logged as their size and sha256: a log line is

@@ -35,8 +35,8 @@ from agentside.mission import (
     propose,
 )
 from agentside.policy import FILE_EDIT_TOOLS, READ_ONLY_TOOLS
-from store.agent import AgentError
-from store.records import PlanStep, Risk, StepState
+from store.format.records import PlanStep, Risk, StepState
+from store.writers.agent import AgentError
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_PATIENCE = 30.0

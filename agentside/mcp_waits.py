@@ -1,7 +1,7 @@
 """The MCP server's waits: requests its client asked for, watched without blocking it.
 
 `request_approval` files the request and returns; the server then waits for the
-decision in the background, holding the request's lease (`store.lease`) for as long as
+decision in the background, holding the request's lease (`store.derivation.lease`) for as long as
 its client shows interest: while a call about the request runs (`request_approval`,
 `wait_for_decision`, `get_request`) and for `patience` seconds after the last one ended.
 A client that stopped asking has gone away: the server withdraws the request (a
@@ -23,8 +23,8 @@ from typing import Any
 import anyio
 
 from agentside.approval import Outcome, file_request, outcome
-from store.agent import AgentError, AgentWriter, authorize
-from store.lease import Lease
+from store.derivation.lease import Lease
+from store.writers.agent import AgentError, AgentWriter, authorize
 
 POLL_SECONDS = 0.2
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store.agent import AgentError, AgentWriter, policy_on_disk
-from store.layout import Kind, doc_path, mission_dir, unsafe_id
-from store.load import load_document
-from store.records import Constraints, Intent, Plan, PlanStep
+from store.format.layout import Kind, doc_path, mission_dir, unsafe_id
+from store.format.load import load_document
+from store.format.records import Constraints, Intent, Plan, PlanStep
+from store.writers.agent import AgentError, AgentWriter, policy_on_disk
 
 
 class Unusable(Exception):
@@ -48,7 +48,7 @@ def open_mission(root: Path, mission: str, actor: str) -> AgentWriter:
 
 def constraints(writer: AgentWriter) -> Constraints:
     """The mission's constraints as they are now, their `[approval] auto` kept within the
-    workspace floor (`store.policy`: a risk class it never lets pass alone is asked); the
+    workspace floor (`store.trust.policy`: a risk class it never lets pass alone is asked); the
     defaults when there is no file (then `authorize()` refuses). AgentError when the file
     does not load (nothing can be approved then)."""
     loaded = load_document(writer.root, doc_path(writer.mission, Kind.CONSTRAINTS), Constraints)

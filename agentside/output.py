@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from store.text import hazardous
+from store.format.text import hazardous
 
 EXIT_OK = 0
 EXIT_REFUSED = 1

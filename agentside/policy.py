@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from store.records import Constraints, Risk
+from store.format.records import Constraints, Risk
 
 READ_ONLY_TOOLS = frozenset(
     {

@@ -10,8 +10,8 @@ import time
 
 from bench.measure import self_peak_mib
 from bench.scenario import workspace
-from store.agent import AgentWriter
-from store.workspace import Workspace
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter
 
 APPENDS = 200
 

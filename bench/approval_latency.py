@@ -22,7 +22,7 @@ import tomli_w
 
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen
-from store.agent import AgentWriter
+from store.writers.agent import AgentWriter
 from widgets.request_view import QueueTable
 
 STEPS = [{"id": "deploy", "title": "Deploy", "risk": "external_write", "needs_approval": True}]

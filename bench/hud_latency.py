@@ -20,7 +20,7 @@ from pathlib import Path
 import tomli_w
 
 from bench.scenario import STEPS, workspace
-from store.agent import AgentWriter
+from store.writers.agent import AgentWriter
 from tests.e2e.pty_screen import PtyHud
 
 PROBES = 300

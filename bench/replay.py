@@ -15,7 +15,7 @@ import time
 
 from bench.measure import self_peak_mib
 from bench.scenario import workspace
-from store.replay import CHECKPOINT_LINES, Replay
+from store.analysis.replay import CHECKPOINT_LINES, Replay
 
 LINES = 1_000_000
 JUMPS = 200

@@ -1,4 +1,4 @@
-"""Generate benchmark state directories with store.agent (cached under bench/out/)."""
+"""Generate benchmark state directories with store.writers.agent (cached under bench/out/)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import tomli_w
 
-from store.agent import AgentWriter
-from store.layout import Kind
+from store.format.layout import Kind
+from store.writers.agent import AgentWriter
 
 OUT = Path(__file__).resolve().parent / "out"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

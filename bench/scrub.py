@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 
 from bench.scenario import workspace
-from store.agent import AgentWriter
-from store.scrub import SHARE, scrub, targets
-from store.workspace import Workspace
+from store.index.scrub import SHARE, scrub, targets
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter
 
 INTERVAL = 2.0
 """hud.app's SCRUB_SECONDS (kept equal by hand: the bench imports no Textual)."""

@@ -134,7 +134,7 @@ def in_app() -> float:
 
 
 def parse_only() -> float:
-    from store.small.workspace import SmallWorkspace
+    from store.sources.small.workspace import SmallWorkspace
 
     start = time.perf_counter()
     small = SmallWorkspace(FIXTURE)

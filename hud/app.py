@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from hud.approvals import ApprovalFeed
     from hud.commands import Identity
     from hud.roles import Role
-    from store.problems import Problem
-    from store.row import MissionSummary
+    from store.format.problems import Problem
+    from store.format.row import MissionSummary
+    from store.index.workspace import Workspace
     from store.sources.base import ReadAhead
-    from store.sshsig import Signer
-    from store.workspace import Workspace
+    from store.trust.sshsig import Signer
 
 TICK_SECONDS = 1.0
 TICK_ROUND = 15
@@ -232,7 +232,7 @@ class HudApp(SafeTitles, App[None]):
         """
         from hud.acts.session import Decider, writer_for
         from hud.approvals import ApprovalFeed
-        from store.workspace import Workspace, group_by_mission, utc_now
+        from store.index.workspace import Workspace, group_by_mission, utc_now
 
         workspace = Workspace(self.root, self.clock or utc_now)
         workspace.load_settings()
@@ -292,7 +292,7 @@ class HudApp(SafeTitles, App[None]):
 
     def _publish(self, touched: set[str] | None) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens."""
-        from store.row import MissionStatus
+        from store.format.row import MissionStatus
 
         workspace = self.workspace
         ids = workspace.row_ids() if touched is None else touched
@@ -337,7 +337,7 @@ class HudApp(SafeTitles, App[None]):
 
     @work(exclusive=True, group="scrub")
     async def scrub_logs(self) -> None:
-        """Re-verify changed logs in the background (hud.live, store.scrub)."""
+        """Re-verify changed logs in the background (hud.live, store.index.scrub)."""
         await self.scanned.wait()
         await self.feed.scrub(lambda: self.workspace)
 
@@ -384,7 +384,7 @@ class HudApp(SafeTitles, App[None]):
         self.set_timer(SETTLE, partial(self._still_needs_you, summary.id))
 
     def _still_needs_you(self, mission_id: str) -> None:
-        from store.row import MissionStatus
+        from store.format.row import MissionStatus
 
         summary = self.summaries.get(mission_id)
         if summary is not None and summary.status is MissionStatus.NEEDS_YOU:
@@ -586,7 +586,7 @@ def configured_theme(root: Path) -> str | None:
     """The theme hud.toml asks for (None if unsaid or unreadable); it never blocks and
     follows no symlink. The store validates the whole file later: this only keeps the
     first frames from flashing the default theme."""
-    from store.confined import read_file
+    from store.format.confined import read_file
 
     data = read_file(root, "hud.toml", THEME_HINT_BYTES)
     if not isinstance(data, bytes):

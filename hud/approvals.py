@@ -2,7 +2,7 @@
 
 A request is announced only while the queue shows it: a new one waits `SETTLE` seconds
 (an agent may write a newer plan or a decision just after it, and a change may be folded
-in steps) and is announced then only if still queued (`store.approval_checks.queued`).
+in steps) and is announced then only if still queued (`store.index.approval_checks.queued`).
 
 `ApprovalFeed.update(touched)` runs on every workspace change, for the missions
 touched only. It also remembers each decided request while its decision is current
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from store.approval_checks import PendingIndex, SeenRequests, queued
+from store.index.approval_checks import PendingIndex, SeenRequests, queued
 from widgets.keys import key_of
 
 if TYPE_CHECKING:

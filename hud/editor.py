@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hud import saving
-from store.problems import Problem
+from store.format.problems import Problem
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -13,12 +13,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from store.derive import budget_use, mission_status, request_status
-from store.layout import Kind
-from store.load import LogReader
-from store.mission import MissionState
-from store.records import Evidence, Settings
-from store.text import amount, safe_str
+from store.derivation.derive import budget_use, mission_status, request_status
+from store.derivation.mission import MissionState
+from store.format.layout import Kind
+from store.format.load import LogReader
+from store.format.records import Evidence, Settings
+from store.format.text import amount, safe_str
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])|^([#+=-])", re.MULTILINE)
 

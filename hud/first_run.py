@@ -1,7 +1,7 @@
 """Before there is a mission to show: what a state directory is, and how to get one.
 
 `place_of` tells a state directory (it holds `missions/` or another source's folder, or
-is a source's own folder: `store.sources.holds_state`) from an empty folder and from a
+is a source's own folder: `store.sources.registry.holds_state`) from an empty folder and from a
 folder that is something else.
 It reads the folder, so it runs off the event loop, and imports the store only then
 (the overview paints before the store is imported). `guidance` is what the overview
@@ -38,8 +38,8 @@ class Place(StrEnum):
 
 def place_of(root: Path) -> Place:
     """What `root` is; reads it (no symlink followed): call it off the event loop."""
-    from store.confined import list_folder
-    from store.sources import holds_state
+    from store.format.confined import list_folder
+    from store.sources.registry import holds_state
 
     listed = list_folder(root, "")
     if not isinstance(listed, list):  # unreadable: its problem is listed; not ours to judge
@@ -53,7 +53,7 @@ def place_of(root: Path) -> Place:
 def _other_folders() -> str:
     """The folders of the sources beside native missions: ".small/, .loopexec/ or .loopx/".
     (The store is imported by now: `place_of` ran.)"""
-    from store.sources import state_folders
+    from store.sources.registry import state_folders
 
     others = [f"{folder}/" for folder in state_folders() if folder != "missions"]
     return " or ".join(filter(None, (", ".join(others[:-1]), others[-1])))
@@ -61,8 +61,8 @@ def _other_folders() -> str:
 
 def make_state_dir(writer: HumanWriter) -> None:
     """Create `missions/` under the writer's root, confined as every human write is (no
-    symlink followed); raises `store.confined.Refused` when something is in the way."""
-    from store.confined import folder
+    symlink followed); raises `store.format.confined.Refused` when something is in the way."""
+    from store.format.confined import folder
 
     with folder(writer.root, "missions", create=True):
         pass

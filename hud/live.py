@@ -8,7 +8,7 @@ Three workers of the app, one job each:
   then folds them on the event loop (`Workspace.apply_read`), a bounded step at a time,
   so keys are handled between steps whatever an agent wrote;
 - `scrub`: every SCRUB_SECONDS, a thread hashes again the logs that changed since they
-  were last verified (`store.scrub`); a log rewritten in place is queued to be read again.
+  were last verified (`store.index.scrub`); a log rewritten in place is queued to be read again.
 The app owns the workspace: threads read files and return data, only the event loop
 changes the index.
 """
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from store.problems import Problem
-    from store.workspace import Workspace
+    from store.format.problems import Problem
+    from store.index.workspace import Workspace
 
 SCRUB_SECONDS = 2.0
 """A scrub pass starts this long after the last one ended (bench/scrub.py uses it)."""
@@ -72,7 +72,7 @@ class Live:
 
     async def watch(self) -> None:
         """Feed the watcher's batches into the queue, for as long as the app runs."""
-        from store.watch import watch_batches
+        from store.index.watch import watch_batches
 
         first = True
         while True:
@@ -137,7 +137,7 @@ class Live:
 
     async def scrub(self, workspace: Callable[[], Workspace]) -> None:
         """Re-verify changed logs in the background, a pass every SCRUB_SECONDS."""
-        from store.scrub import scrub, targets
+        from store.index.scrub import scrub, targets
 
         while True:
             await asyncio.sleep(SCRUB_SECONDS)

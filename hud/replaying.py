@@ -1,4 +1,4 @@
-"""The replay tab's reads: one mission's `store.replay.Replay`, used in thread workers.
+"""The replay tab's reads: one mission's `store.analysis.replay.Replay`, used in thread workers.
 
 `ReplayFeed.read` runs in a thread (it reads what changed in the mission's folder, then
 folds at most a checkpoint's worth of lines); the frame is handed to the event loop,
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.replay import Frame, Replay
+from store.analysis.replay import Frame, Replay
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode

@@ -28,7 +28,8 @@ def parser() -> argparse.ArgumentParser:
     names = ", ".join(f"{s.base_id} ({s.name})" for s in SCENARIOS)
     result = argparse.ArgumentParser(
         prog="python -m simulator",
-        description="Play simulated agents into a state directory, through store.agent only. "
+        description="Play simulated agents into a state directory, through store.writers.agent "
+        "only. "
         f"Scenarios, in order: {names}. More missions than scenarios repeat them.",
     )
     result.add_argument("dir", type=Path, help="the state directory (created if missing)")

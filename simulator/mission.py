@@ -1,4 +1,4 @@
-"""One simulated mission: an agent's moves, written through `store.agent` only.
+"""One simulated mission: an agent's moves, written through `store.writers.agent` only.
 
 A scenario is a generator. Each time the runner advances it, it writes at most one
 log line (plus documents that go with it, such as a plan version or a request) and
@@ -15,10 +15,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from store.agent import AgentWriter, Authorization, authorize, utcnow
-from store.layout import Kind, decision_path, doc_path
-from store.load import load_document
-from store.records import Constraints, Plan, PlanStep, Risk
+from store.format.layout import Kind, decision_path, doc_path
+from store.format.load import load_document
+from store.format.records import Constraints, Plan, PlanStep, Risk
+from store.writers.agent import AgentWriter, Authorization, authorize, utcnow
 
 HEARTBEAT_TICKS = 200  # 10 s at the default rate
 REQUEST_VALID_FOR = timedelta(minutes=30)

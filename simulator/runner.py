@@ -19,7 +19,7 @@ from typing import TextIO
 from simulator.mission import AwaitDecisions, Mission, Script, Sleep
 from simulator.scenarios import SCENARIOS, clock_for
 from simulator.setup import create_mission, write_setup
-from store.agent import AgentError, utcnow
+from store.writers.agent import AgentError, utcnow
 
 
 @dataclass(slots=True)

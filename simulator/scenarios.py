@@ -17,7 +17,7 @@ from typing import Any
 
 from simulator.mission import HEARTBEAT_TICKS, Action, Mission, Script, Sleep, Work
 from simulator.setup import Brief
-from store.agent import utcnow
+from store.writers.agent import utcnow
 
 STALE_BY = timedelta(hours=2)
 

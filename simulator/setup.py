@@ -14,9 +14,9 @@ from typing import Any
 
 import tomli_w
 
-from store.agent import AlreadyExists, write_once
-from store.layout import Kind, doc_path, mission_dir, safe_mission_id
-from store.records import Constraints, Intent, validate
+from store.format.layout import Kind, doc_path, mission_dir, safe_mission_id
+from store.format.records import Constraints, Intent, validate
+from store.writers.agent import AlreadyExists, write_once
 
 SETUP_BY = "sim-operator"
 

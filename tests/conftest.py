@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from store.workspace import Workspace
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, resume, three_missions
 from tests.small_support import SMALL_CORPUS, corpus_workspaces
 

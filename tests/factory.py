@@ -1,6 +1,6 @@
 """Builds valid state directories for tests.
 
-Log lines go through `store.agent.AgentWriter` (seq, hash chain, `"schema": 1` on the
+Log lines go through `store.writers.agent.AgentWriter` (seq, hash chain, `"schema": 1` on the
 first line, validation), so fixtures are exactly what a real agent writes. Documents
 are written directly, so tests can also write ones the agent writer would refuse
 (plan v3 without v2, a request for an unknown step). `chain()` builds a whole log in
@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from store.agent import AgentWriter, compact_json
-from store.layout import Kind
-from store.records import request_digest
+from store.format.layout import Kind
+from store.format.records import request_digest
+from store.writers.agent import AgentWriter, compact_json
 
 T0 = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 GENESIS = "0" * 64

@@ -68,7 +68,7 @@ def copy_loopexec(name: str, target: Path) -> Path:
 
 def spy_parse_yaml(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The relpaths the SMALL workspace parses from now on (each call to parse_yaml)."""
-    from store.small import workspace as small_workspace
+    from store.sources.small import workspace as small_workspace
 
     parsed: list[str] = []
     real = small_workspace.parse_yaml

@@ -3,7 +3,7 @@
 `json_text(value)` is `json.dumps(value, indent=2, ensure_ascii=False)` with one change:
 every character an approver could not see, or that a terminal would act on (controls,
 C1, DEL, bidi overrides, zero-width and other invisible characters; see
-`store.text.hazardous`), is written as its JSON escape `\\uXXXX`. The text
+`store.format.text.hazardous`), is written as its JSON escape `\\uXXXX`. The text
 is still valid JSON meaning exactly the same value (`json.loads` gives it back), so
 what is shown is what would run, and nothing in it can reach the terminal raw. Other
 non-ASCII stays readable. No Rich here: `hud check --json` and `hud approvals --json`
@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from store.text import hazardous
+from store.format.text import hazardous
 
 # json.dumps writes C0 controls inside strings as escapes (a raw newline is layout):
 # only DEL and non-ASCII characters can be hazardous in its output.

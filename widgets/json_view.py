@@ -14,7 +14,7 @@ from typing import Any
 from rich.syntax import Syntax
 from rich.text import Text
 
-from store.text import hazardous
+from store.format.text import hazardous
 from widgets.json_text import json_text
 from widgets.safe_text import CONTROL
 

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 
-from store.loopexec import (
+from store.format.text import duration
+from store.sources.loopexec.runs import (
     EXIT_CLASSES,
     HEARTBEAT_STALE_SECONDS,
     Heartbeat,
@@ -20,7 +21,6 @@ from store.loopexec import (
     exit_class,
     exit_code,
 )
-from store.text import duration
 from widgets.keyed_table import Column, PlacedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style

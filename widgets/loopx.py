@@ -10,9 +10,9 @@ from typing import ClassVar
 
 from rich.text import Text
 
-from store.loopx.goal import Goal
-from store.loopx.policy import Policy, policy
-from store.loopx.state import Todo
+from store.sources.loopx.goal import Goal
+from store.sources.loopx.policy import Policy, policy
+from store.sources.loopx.state import Todo
 from widgets.keyed_table import Column, PlacedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style

@@ -22,7 +22,7 @@ from widgets.status import status_text
 from widgets.words import apart
 
 if TYPE_CHECKING:
-    from store.row import MissionSummary
+    from store.format.row import MissionSummary
 
 COLUMNS: tuple[Fit, ...] = (
     Fit("status", "Status", 11, 11),

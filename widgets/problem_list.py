@@ -10,7 +10,7 @@ from textual.binding import BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from store.problems import Problem, row_heading
+from store.format.problems import Problem, row_heading
 from widgets.keyed_table import cursor_bindings
 from widgets.safe_text import safe
 

@@ -1,6 +1,6 @@
 """One approval request as an approver reads it, and the queue of them.
 
-Renders a `store.approval_checks.Review` (and `QueueItem`s): facts, what blocks an
+Renders a `store.index.approval_checks.Review` (and `QueueItem`s): facts, what blocks an
 approval, warnings, what the call will do (`widgets.call_preview`: a Claude Code edit as
 a diff, a command, a URL's host) or the full args, the decision, a stale request's
 field-level diff and the mission's earlier decisions. Every agent string goes through
@@ -17,11 +17,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from store.approval_checks import Change, QueueItem, Review
-from store.derive import RequestStatus
-from store.records import Decision
-from store.signatures import SignatureState
-from store.text import countdown
+from store.derivation.derive import RequestStatus
+from store.format.records import Decision
+from store.format.text import countdown
+from store.index.approval_checks import Change, QueueItem, Review
+from store.trust.signatures import SignatureState
 from widgets.call_preview import call_preview
 from widgets.columns import ID_LEAST, Fit, fit_widths
 from widgets.json_text import json_text

@@ -1,10 +1,10 @@
 """Agent text made safe to display: the one path every agent-written string takes.
 
 `safe()` builds a Rich `Text` directly (markup is never parsed, so `[link=...]` or
-`[/]` show literally) from `store.text.parts`, which makes every invisible or
+`[/]` show literally) from `store.format.text.parts`, which makes every invisible or
 terminal-active character visible: escape sequences and control pictures in
 `CONTROL`, `⟨U+XXXX⟩` stand-ins in `INVISIBLE`. (`safe_str`, the same as a plain
-string, is `store.text`'s: the CLI uses it without loading Rich.)
+string, is `store.format.text`'s: the CLI uses it without loading Rich.)
 
 The result holds only printable characters, so truncating or wrapping it cannot cut
 an escape sequence in half.
@@ -15,8 +15,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from store.text import UNSEEN, parts
-from store.text import safe_str as safe_str
+from store.format.text import UNSEEN, parts
+from store.format.text import safe_str as safe_str
 
 CONTROL = Style(reverse=True)
 """Style of escape sequences and control pictures."""

@@ -1,6 +1,6 @@
 """Widgets of a SMALL workspace: intent and constraints, plan, progress timeline, handoff.
 
-They render what the SMALL screen hands them (store.small models and parsed data);
+They render what the SMALL screen hands them (store.sources.small models and parsed data);
 nothing here reads files. Every agent or human string goes through `safe`.
 """
 
@@ -13,8 +13,8 @@ from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
 from rich.text import Text
 
-from store.problems import Problem
-from store.small.models import Entry, Task, strings_of, text_of
+from store.format.problems import Problem
+from store.sources.small.models import Entry, Task, strings_of, text_of
 from widgets.keyed_table import Column, PlacedTable, cell
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style

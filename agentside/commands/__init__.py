@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentside.mission import Unusable, open_mission
 from agentside.output import EXIT_REFUSED, EXIT_USAGE, fail
-from store.agent import AgentError, AgentWriter
+from store.writers.agent import AgentError, AgentWriter
 
 Body = Callable[[AgentWriter, argparse.Namespace], int]
 

@@ -19,7 +19,7 @@ import argparse
 from agentside.approval import outcome
 from agentside.commands import guarded, target
 from agentside.output import emit, printable
-from store.agent import AgentWriter
+from store.writers.agent import AgentWriter
 
 
 def build(parser: argparse.ArgumentParser) -> None:

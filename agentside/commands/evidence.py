@@ -13,7 +13,7 @@ from pathlib import Path
 from agentside.commands import guarded, read_input, target
 from agentside.mission import plan_step
 from agentside.output import EXIT_OK, emit, printable
-from store.agent import AgentWriter
+from store.writers.agent import AgentWriter
 
 
 def build(parser: argparse.ArgumentParser) -> None:

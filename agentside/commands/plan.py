@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from agentside.commands import guarded, read_input, target
 from agentside.mission import Proposal, Unusable, propose
 from agentside.output import EXIT_OK, emit
-from store.agent import AgentWriter, InvalidRecord
+from store.writers.agent import AgentWriter, InvalidRecord
 
 
 def build(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ is the step's, unless `--risk`) and marks the step waiting for approval. Refused
 when the mission's `[tools]` rules mean it could never be approved. With `--wait`, waits
 until a human decides, the request expires or SECONDS pass, prints the decision, and
 exits 0 approved, 1 rejected, 3 expired, timed out or withdrawn. While it waits it holds
-the request's lease (`store.lease`); leaving without a decision (also on SIGTERM, SIGINT,
+the request's lease (`store.derivation.lease`); leaving without a decision (also on SIGTERM, SIGINT,
 SIGHUP) withdraws the request, and an approval it saw is recorded as received. Waiting
 does not use the approval: run `hud agent authorize` at commit time.
 """
@@ -21,8 +21,8 @@ from agentside.approval import Interrupted, await_outcome, file_request, leaving
 from agentside.commands import guarded, read_input, seconds, target
 from agentside.mission import Unusable
 from agentside.output import EXIT_EXPIRED, EXIT_OK, emit, fail, printable
-from store.agent import AgentWriter, rfc3339
-from store.records import Risk
+from store.format.records import Risk
+from store.writers.agent import AgentWriter, rfc3339
 
 ARGS: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 

@@ -12,8 +12,8 @@ from typing import get_args
 from agentside.commands import guarded, target
 from agentside.mission import plan_step
 from agentside.output import EXIT_OK, emit, printable
-from store.agent import AgentWriter
-from store.records import StepState
+from store.format.records import StepState
+from store.writers.agent import AgentWriter
 
 
 def build(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """Adjust one budget limit: raise, lower or remove it in constraints.toml, changing only
-its line (`store.toml_edit`); a conflict re-applies the change on top of theirs."""
+its line (`store.writers.toml_edit`); a conflict re-applies the change on top of theirs."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any, Protocol
 from hud.acts.documents import Choice, EditAsk, load_existing
 from hud.acts.limits import LIMITS
 from hud.acts.session import Conflict, HumanWriteError, Saved, Session
-from store.layout import Kind, doc_path
-from store.records import Constraints
-from store.toml_edit import set_table_value
-from store.workspace import Workspace
+from store.format.layout import Kind, doc_path
+from store.format.records import Constraints
+from store.index.workspace import Workspace
+from store.writers.toml_edit import set_table_value
 
 BUDGET_CHOICES: tuple[Choice, ...] = (("apply the change on top of theirs", "retry"),)
 

@@ -2,12 +2,12 @@
 
 The HUD's request screen and `hud decide` both run `decide`; they differ only in how
 they ask (`DecideAsk`: dialogs, or flags) and in how they say the `Outcome`.
-1. check the request as it is (`store.approval_checks.refusal`, the reason aside);
+1. check the request as it is (`store.index.approval_checks.refusal`, the reason aside);
 2. ask for the reason, then, approving, the confirmation its risk needs: a yes for an
    external write, the tool name typed for an irreversible action;
 3. check again against the request as it is now, bound to the digest first seen (or
    `digest`, the one the human reviewed elsewhere), with the reason;
-4. sign it with the session's signer, if any (`store.signatures.payload`, version 2:
+4. sign it with the session's signer, if any (`store.trust.signatures.payload`, version 2:
    bound to the state directory's id, workspace.toml, created at the first decision);
 5. write the decision once (`HumanWriter.decide`): someone who decided first wins.
 """
@@ -20,11 +20,11 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from hud.acts.session import AlreadyDecided, HumanWriteError, Session
-from store.approval_checks import Review, Verdict, refusal
-from store.layout import decision_path, request_path
-from store.records import Decision
-from store.signatures import NAMESPACE, payload
-from store.sshsig import SigError
+from store.format.layout import decision_path, request_path
+from store.format.records import Decision
+from store.index.approval_checks import Review, Verdict, refusal
+from store.trust.signatures import NAMESPACE, payload
+from store.trust.sshsig import SigError
 
 Status = Literal[
     "gone", "refused", "cancelled", "read_only", "changed", "taken", "failed", "decided"

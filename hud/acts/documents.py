@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from hud.acts.session import AlreadyExists, Conflict, HumanWriteError, Invalid, Saved, Session
-from store.layout import Kind, doc_path
-from store.load import Loaded, load_document
-from store.records import Constraints, Intent
+from store.format.layout import Kind, doc_path
+from store.format.load import Loaded, load_document
+from store.format.records import Constraints, Intent
 
 Choice = tuple[str, str]
 """(label, result) of one way out of a conflict; its key is binding `conflict.<result>`."""

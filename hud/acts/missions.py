@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hud.acts.session import AlreadyExists, HumanWriteError, Session
-from store.layout import safe_mission_id
-from store.workspace import Workspace
+from store.format.layout import safe_mission_id
+from store.index.workspace import Workspace
 
 
 def mission_slug(title: str) -> str:

@@ -1,5 +1,5 @@
 """What an act works with: the session (workspace, writer, signer, "wrote", notify) and
-the HUD's one door to `store.human` (its writer, its errors, `writer_for`)."""
+the HUD's one door to `store.writers.human` (its writer, its errors, `writer_for`)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from store.confined import read_file
-from store.human import AlreadyDecided as AlreadyDecided
-from store.human import AlreadyExists as AlreadyExists
-from store.human import Conflict as Conflict
-from store.human import DecisionFields
-from store.human import HumanWriteError as HumanWriteError
-from store.human import HumanWriter as HumanWriter
-from store.human import Invalid as Invalid
-from store.human import Saved as Saved
-from store.human import writer_for as writer_for
-from store.load import MAX_DOCUMENT_BYTES
-from store.problems import Problem
-from store.records import Decision
-from store.sshsig import AgentSigner, KeySigner, Signer, load_signer
-from store.sshsig import SigError as SigError
-from store.workspace import Workspace
+from store.format.confined import read_file
+from store.format.load import MAX_DOCUMENT_BYTES
+from store.format.problems import Problem
+from store.format.records import Decision
+from store.index.workspace import Workspace
+from store.trust.sshsig import AgentSigner, KeySigner, Signer, load_signer
+from store.trust.sshsig import SigError as SigError
+from store.writers.human import AlreadyDecided as AlreadyDecided
+from store.writers.human import AlreadyExists as AlreadyExists
+from store.writers.human import Conflict as Conflict
+from store.writers.human import DecisionFields
+from store.writers.human import HumanWriteError as HumanWriteError
+from store.writers.human import HumanWriter as HumanWriter
+from store.writers.human import Invalid as Invalid
+from store.writers.human import Saved as Saved
+from store.writers.human import writer_for as writer_for
 
 T = TypeVar("T")
 Severity = Literal["information", "warning", "error"]
@@ -105,7 +105,7 @@ class Session:
         return Decider(self.writer) if self.writer is not None else None
 
     async def read_document(self, root: Path, relpath: str) -> bytes | Problem:
-        """A document's bytes (`store.confined`: no symlink, only a regular file, capped),
+        """A document's bytes (`store.format.confined`: no symlink, only a regular file, capped),
         or the Problem that stops it; read off the event loop."""
         return await self.in_thread(lambda: read_file(root, relpath, MAX_DOCUMENT_BYTES))
 

@@ -13,9 +13,9 @@ from pathlib import PurePosixPath
 
 from hud.acts.documents import EditAsk, edit_until_saved
 from hud.acts.session import Saved, Session
-from store.problems import Problem
-from store.small.layout import FILES
-from store.small.workspace import SmallWorkspace
+from store.format.problems import Problem
+from store.sources.small.layout import FILES
+from store.sources.small.workspace import SmallWorkspace
 
 
 def accept_commands(workspace: SmallWorkspace, documents: Collection[str]) -> list[str]:

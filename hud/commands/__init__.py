@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from hud.roles import Role
 
 if TYPE_CHECKING:
-    from store.sshsig import AgentSigner, KeySigner
+    from store.trust.sshsig import AgentSigner, KeySigner
 
 Identity = tuple[str | None, str | None]
 """Who decides and from where, for the writer; None: the local user, the ssh client or tty."""

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from hud.commands.output import printable, say
-from store.approval_checks import QueueItem, Review, approval_queue, review
-from store.text import countdown
-from store.workspace import Workspace
+from store.format.text import countdown
+from store.index.approval_checks import QueueItem, Review, approval_queue, review
+from store.index.workspace import Workspace
 from widgets.json_text import json_text
 
 
@@ -60,7 +60,7 @@ def to_json(item: QueueItem, checked: Review) -> dict[str, Any]:
 
 
 def _signature_json(checked: Review) -> dict[str, Any] | None:
-    """The decision's signature state (`store.signatures`), None when undecided."""
+    """The decision's signature state (`store.trust.signatures`), None when undecided."""
     state = checked.signature
     if state is None:
         return None
@@ -75,7 +75,7 @@ def _signature_json(checked: Review) -> dict[str, Any] | None:
 
 
 def _binding_json(checked: Review) -> dict[str, Any]:
-    """What newer plan versions mean for the request (`store.plan_binding`): `rule` is a
+    """What newer plan versions mean for the request (`store.derivation.plan_binding`): `rule` is a
     stale rule, `read-only-change` (a notice) or null; `message` names steps and versions."""
     binding = checked.binding
     return {

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hud.commands.output import printable, say
-from store.check import Report, check
-from store.problems import Problem
+from store.format.problems import Problem
+from store.index.check import Report, check
 from widgets.json_text import json_text
 from widgets.words import plural
 

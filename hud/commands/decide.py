@@ -30,11 +30,11 @@ from hud.acts.decide import decide, decided_first
 from hud.acts.session import Session, inline, writer_for
 from hud.commands import SUMMARIES, sign_key_signer
 from hud.commands.output import emit_exact, printable, say
-from store.approval_checks import Review, Verdict, review
-from store.layout import WORKSPACE_FILE, unsafe_id
-from store.mission import MissionState
-from store.signatures import decision_payload, signature_state
-from store.workspace import Workspace
+from store.derivation.mission import MissionState
+from store.format.layout import WORKSPACE_FILE, unsafe_id
+from store.index.approval_checks import Review, Verdict, review
+from store.index.workspace import Workspace
+from store.trust.signatures import decision_payload, signature_state
 
 EXIT_DECIDED, EXIT_REFUSED, EXIT_CANNOT_RUN = 0, 1, 2
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from hud.commands import SUMMARIES
 from hud.commands.output import say
 from hud.export import CitedEvidence, handoff_markdown
-from store.workspace import Workspace
+from store.index.workspace import Workspace
 
 
 def build(parser: argparse.ArgumentParser) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 from hud.commands import SUMMARIES
 from hud.commands.output import printable, say
 from hud.commands.reading import plain
-from store.metrics import Metrics, MetricsReport, Ratio, Spread, directory_metrics
-from store.workspace import Workspace
+from store.analysis.metrics import Metrics, MetricsReport, Ratio, Spread, directory_metrics
+from store.index.workspace import Workspace
 from widgets.json_text import json_text
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2

@@ -36,7 +36,7 @@ def open_app(
         return 2
     if not read_only and not os.access(root, os.W_OK):
         read_only = True
-    from store.small import prefetch
+    from store.index import prefetch
 
     gc.disable()  # start-up allocates much and frees little; HudApp collects after its scan
     small = prefetch.start(root)  # before any thread exists: it forks

@@ -2,7 +2,7 @@
 and exact bytes for a pipe or a file through `emit_exact`.
 
 Agent text is data on a terminal too: `say` makes control, escape, bidi and invisible
-characters visible (`store.text`, as `widgets.safe_text` does), so a title or a file
+characters visible (`store.format.text`, as `widgets.safe_text` does), so a title or a file
 name cannot drive the terminal or reorder what is read. Rich is not loaded: `hud check
 --json` stays quick to start.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from store.text import safe_str
+from store.format.text import safe_str
 
 
 def printable(text: str, *, multiline: bool = False) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hud.commands.output import say
-from store.layout import unsafe_id
+from store.format.layout import unsafe_id
 
 
 def cannot_read(command: str, root: Path, mission_id: str) -> bool:

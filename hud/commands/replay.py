@@ -16,9 +16,9 @@ from pathlib import Path
 from hud.commands import SUMMARIES
 from hud.commands.output import printable, say
 from hud.commands.reading import cannot_read, plain
-from store.ledger import Mark
-from store.replay import Frame, Moment, Replay
-from store.text import amount
+from store.analysis.replay import Frame, Moment, Replay
+from store.derivation.ledger import Mark
+from store.format.text import amount
 from widgets.json_text import json_text
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2

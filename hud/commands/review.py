@@ -16,9 +16,9 @@ from pathlib import Path
 from hud.commands import SUMMARIES
 from hud.commands.output import printable, say
 from hud.commands.reading import cannot_read, plain
-from store.layout import mission_dir
-from store.review import Answer, PlanReview, review
-from store.workspace import Workspace
+from store.analysis.review import Answer, PlanReview, review
+from store.format.layout import mission_dir
+from store.index.workspace import Workspace
 from widgets.json_text import json_text
 
 EXIT_PASSED, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2

@@ -19,8 +19,8 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
 from hud.screens.base import HudScreen, decides
-from store.approval_checks import QueueItem, Review, Verdict, approval_queue, review
-from store.derive import RequestStatus
+from store.derivation.derive import RequestStatus
+from store.index.approval_checks import QueueItem, Review, Verdict, approval_queue, review
 from widgets.columns import DetailLine
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.footer import HudFooter

@@ -19,7 +19,7 @@ from hud.acts.session import Conflict, Invalid
 from hud.editor import EditorFailed, edit_externally, editor_command
 from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
 from hud.screens.edit import BudgetAdjustScreen, ConflictScreen, InvalidScreen, TomlEditorScreen
-from store.approval_checks import Review, Verdict
+from store.index.approval_checks import Review, Verdict
 from widgets.safe_text import safe
 from widgets.status import status_text
 

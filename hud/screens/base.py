@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 from textual.screen import Screen
 
 from hud.display import SafeTitles
-from store.row import MissionStatus
+from store.format.row import MissionStatus
 from widgets.header import HudHeader
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The detail screen of a row, by the kind of its source (`store.sources.Source.kind`):
+"""The detail screen of a row, by the kind of its source (`store.sources.base.Source.kind`):
 the module `hud.screens.<kind>` makes it with its `detail(row_id, tab)`."""
 
 from __future__ import annotations

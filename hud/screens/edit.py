@@ -25,7 +25,7 @@ from hud.acts.documents import Choice
 from hud.acts.limits import LIMIT_BY_KEY, LIMITS, parse_limit, show_limit
 from hud.acts.missions import NewMission, create_mission, mission_taken, unique_mission_id
 from hud.acts.session import Conflict, HumanWriteError, Invalid
-from store.revisions import unified_diff
+from store.writers.revisions import unified_diff
 from widgets.diff_view import diff_text
 from widgets.footer import HudFooter
 from widgets.keys import KeyHint, key_of

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from hud.screens.base import HudScreen
-from store.revisions import DOCUMENTS, Revision, diff_lines, revisions
+from store.writers.revisions import DOCUMENTS, Revision, diff_lines, revisions
 from widgets.diff_view import diff_text
 from widgets.footer import HudFooter
 from widgets.header import HudHeader

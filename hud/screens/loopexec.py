@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from hud.screens.base import RowScreen
-from store.loopexec import LoopexecRun
+from store.sources.loopexec.runs import LoopexecRun
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.loopexec import ReceiptTable, event_detail, summary_text

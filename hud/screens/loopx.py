@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from hud.screens.base import RowScreen
-from store.loopx.goal import Goal
+from store.sources.loopx.goal import Goal
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.loopx import TodoTable, summary_text, todo_detail

@@ -2,7 +2,7 @@
 the directory or for one mission, each with a sparkline of its time buckets; across the
 directory, bar plots compare the missions.
 
-The human edit times are read in a thread worker (`store.metrics.edit_times`: history
+The human edit times are read in a thread worker (`store.analysis.metrics.edit_times`: history
 files); the rest is counted on the event loop from the index, as `hud metrics` counts it.
 """
 
@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from hud.commands.metrics import metric_rows
 from hud.screens.base import HudScreen
-from store.metrics import MetricsReport, directory_metrics, edit_times
+from store.analysis.metrics import MetricsReport, directory_metrics, edit_times
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.metrics import Bar, MetricLine, MetricsPanel, bar_plot

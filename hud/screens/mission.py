@@ -17,10 +17,10 @@ from hud.export import CitedEvidence, handoff_markdown
 from hud.replaying import ReplayFeed
 from hud.screens.base import RowScreen, saves, writes
 from hud.screens.mission_views import TABS
-from store.layout import Kind
-from store.mission import MissionState
-from store.records import Evidence
-from store.row import MissionSummary
+from store.derivation.mission import MissionState
+from store.format.layout import Kind
+from store.format.records import Evidence
+from store.format.row import MissionSummary
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.safe_text import safe

@@ -15,11 +15,11 @@ from weakref import WeakKeyDictionary
 
 from textual.widget import Widget
 
-from store.derive import budget_use
-from store.load import LogReader, Window
-from store.mission import MissionState
-from store.records import Evidence
-from store.review import review
+from store.analysis.review import review
+from store.derivation.derive import budget_use
+from store.derivation.mission import MissionState
+from store.format.load import LogReader, Window
+from store.format.records import Evidence
 from widgets.tabs.budget import BudgetView
 from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
 from widgets.tabs.evidence import EvidenceView

@@ -31,7 +31,7 @@ from widgets.words import plural
 
 if TYPE_CHECKING:
     from hud.acts.session import HumanWriter
-    from store.row import MissionSummary
+    from store.format.row import MissionSummary
 
 
 def summary_matches(summary: MissionSummary, needle: str) -> bool:
@@ -164,7 +164,7 @@ class OverviewScreen(Filtering, HudScreen):
 
     @work(thread=True, exclusive=True, group="first-run")
     def _create(self, writer: HumanWriter) -> None:
-        from store.confined import Refused
+        from store.format.confined import Refused
 
         try:
             make_state_dir(writer)

@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 
 from hud.screens.base import HudScreen
-from store.problems import WORKSPACE_ROW, Problem, row_heading
+from store.format.problems import WORKSPACE_ROW, Problem, row_heading
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.footer import HudFooter
 from widgets.header import HudHeader

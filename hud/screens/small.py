@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from hud.acts.small import accept_commands
 from hud.screens.base import RowScreen, writes
-from store.small.workspace import SmallWorkspace
+from store.sources.small.workspace import SmallWorkspace
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
 from widgets.keys import key_of

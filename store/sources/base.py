@@ -14,10 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol, Self
 
-from store.confined import Captured
-from store.problems import Problem
-from store.records import Settings
-from store.row import MissionSummary
+from store.format.confined import Captured
+from store.format.problems import Problem
+from store.format.records import Settings
+from store.format.row import MissionSummary
 
 Captures = dict[tuple[str, str], Captured | Problem]
 """Files read ahead off the event loop, by (root, relative path): see `confined.serving`."""

@@ -1,8 +1,8 @@
 """A state directory with one mission set up by a human, and an approver in a thread.
 
 The approver decides as a human in the HUD or `hud decide` would, on the request it finds
-while the agent side waits: the HUD's checks (`store.approval_checks`), then
-`store.human.HumanWriter`. A request the HUD would refuse to approve is not decided.
+while the agent side waits: the HUD's checks (`store.index.approval_checks`), then
+`store.writers.human.HumanWriter`. A request the HUD would refuse to approve is not decided.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any, Literal
 import pytest
 
 from agentside.cli import main
-from store.approval_checks import refusal, review
-from store.check import check
-from store.human import HumanWriter
-from store.workspace import Workspace
+from store.index.approval_checks import refusal, review
+from store.index.check import check
+from store.index.workspace import Workspace
+from store.writers.human import HumanWriter
 
 MISSION = "ship"
 

@@ -1,6 +1,6 @@
 """`hud agent claude-hook`: recorded Claude Code hook inputs of each tool's shape, the
 answers on stdout, and what lands in the state directory. No Claude Code needed: the
-approver is a thread deciding with `store.human`, as a human in the HUD would."""
+approver is a thread deciding with `store.writers.human`, as a human in the HUD would."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A request knows whether anyone waits for it (`store.lease`): a waiter that leaves
+"""A request knows whether anyone waits for it (`store.derivation.lease`): a waiter that leaves
 withdraws its request, a waiter that dies leaves "nobody waiting"; neither can be
 approved in the HUD, and a late approval never authorizes the call."""
 
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from hud.cli import main as hud_main
-from store.agent import AgentWriter, authorize, waiter_states
-from store.approval_checks import approval_queue, refusal, review
-from store.layout import lease_path
-from store.lease import Lease, waiting
-from store.workspace import Workspace
+from store.derivation.lease import Lease, waiting
+from store.format.layout import lease_path
+from store.index.approval_checks import approval_queue, refusal, review
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter, authorize, waiter_states
 from tests.agentside.conftest import MISSION, Ran, human
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from agentside.mcp_server import build_server
 from agentside.mission import Unusable
-from store.agent import waiter_states
-from store.lease import waiting
+from store.derivation.lease import waiting
+from store.writers.agent import waiter_states
 from tests.agentside.conftest import MISSION, Approver, Ran, set_constraints
 
 REPO = Path(__file__).resolve().parents[2]

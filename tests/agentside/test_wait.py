@@ -1,4 +1,4 @@
-"""`store.agent.wait_for_decision`: cheap polling, stopping at the deadline or the
+"""`store.writers.agent.wait_for_decision`: cheap polling, stopping at the deadline or the
 request's expiry, answering at once when there is nothing to wait for, never using the
 approval."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import store.agent
-from store.agent import AgentWriter, authorize, find_attempt, wait_for_decision
+import store.writers.agent
+from store.writers.agent import AgentWriter, authorize, find_attempt, wait_for_decision
 from tests.agentside.conftest import MISSION, Approver
 
 
@@ -46,7 +46,7 @@ def test_polls_the_decision_name_every_poll_and_stops_at_the_deadline(
         looks.append(os.fspath(path))
         return os.path.exists(path)
 
-    monkeypatch.setattr(store.agent.os.path, "lexists", counting)
+    monkeypatch.setattr(store.writers.agent.os.path, "lexists", counting)
     started = time.monotonic()
     auth = wait_for_decision(writer.root, MISSION, "r1", 1.0)
     assert 1.0 <= time.monotonic() - started < 1.5

@@ -20,9 +20,9 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from store import sshsig
-from store.records import Decision
-from store.signatures import NAMESPACE, decision_payload
+from store.format.records import Decision
+from store.trust import sshsig
+from store.trust.signatures import NAMESPACE, decision_payload
 from tests.e2e.pty_screen import PtyHud, running, wait_gone
 from tests.e2e.serve_support import SSH, UNLISTED, Served, serve, served, tree_digest
 

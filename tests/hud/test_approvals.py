@@ -14,8 +14,8 @@ from textual.widgets._footer import FooterKey
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen, RequestScreen
 from hud.screens.decide import ConfirmDialog, ReasonDialog, TypeToolDialog
-from store.agent import authorize
-from store.human import HumanWriter
+from store.writers.agent import authorize
+from store.writers.human import HumanWriter
 from tests.factory import T0, mission, resume, stamp
 from tests.hud.conftest import until
 from tests.store.test_plan_binding import V1, without, write_plan

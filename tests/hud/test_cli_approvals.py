@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from hud.cli import main
-from store.agent import authorize
-from store.human import HumanWriter
+from store.writers.agent import authorize
+from store.writers.human import HumanWriter
 from tests.factory import mission, stamp
 from tests.store.test_plan_binding import CASES, Case, build
 
@@ -153,7 +153,7 @@ def test_decide_unknown_things(root: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["approvals", str(root / "nope")]) == 2
 
 
-# ---- approvals bind to the plan version (store.plan_binding) -----------------------------------
+# ---- approvals bind to the plan version (store.derivation.plan_binding) ------------------
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -134,10 +134,10 @@ def test_bad_durations_exit_2(root: Path, text: str, capsys: Capture) -> None:
 
 def test_replay_budget_has_the_units_the_hud_shows(tmp_path: Path, capsys: Capture) -> None:
     """`time 2s of 4h`, `usd $0.50 of $10.00`: the units of the Budget tab and the handoff
-    export (one `store.text.amount`), never `time 2.00 of 14,400`."""
+    export (one `store.format.text.amount`), never `time 2.00 of 14,400`."""
     from hud.export import handoff_markdown
-    from store.text import amount
-    from store.workspace import Workspace
+    from store.format.text import amount
+    from store.index.workspace import Workspace
 
     root = tmp_path / "state"
     built = mission(root, "m")

@@ -28,7 +28,7 @@ from hud.screens.edit import (
 )
 from hud.screens.history import HistoryScreen
 from hud.screens.mission import MissionScreen
-from store.human import HumanWriter
+from store.writers.human import HumanWriter
 from tests.hud.conftest import until
 from widgets.mission_table import MissionTable
 

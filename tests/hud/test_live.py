@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-import store.workspace
+import store.index.workspace
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen
 from hud.screens.problems import ProblemsScreen
-from store.agent import AgentWriter
-from store.check import check
-from store.workspace import Workspace
+from store.index.check import check
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter
 from tests.factory import mission, three_missions
 from tests.hud.conftest import until
 from widgets.header import HudHeader
@@ -109,14 +109,14 @@ async def test_keys_are_answered_while_a_huge_append_is_folded(
     tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fold goes a step at a time: a key typed mid-way is handled between steps."""
-    monkeypatch.setattr(store.workspace, "LOG_STEP", 16 * 1024)
-    read_ahead = store.workspace.Workspace.read_ahead
+    monkeypatch.setattr(store.index.workspace, "LOG_STEP", 16 * 1024)
+    read_ahead = store.index.workspace.Workspace.read_ahead
 
-    def slow_read_ahead(self: store.workspace.Workspace, relpaths: Any) -> Any:
+    def slow_read_ahead(self: store.index.workspace.Workspace, relpaths: Any) -> Any:
         time.sleep(0.05)  # a slow disk (in the reading thread): the fold takes ~2 s
         return read_ahead(self, relpaths)
 
-    monkeypatch.setattr(store.workspace.Workspace, "read_ahead", slow_read_ahead)
+    monkeypatch.setattr(store.index.workspace.Workspace, "read_ahead", slow_read_ahead)
     three_missions(tmp_path)
     app = make_app(tmp_path)
     async with app.run_test() as pilot:
@@ -172,8 +172,8 @@ async def test_a_waiter_that_dies_shows_nobody_waiting_without_a_file_change(
 ) -> None:
     """A lock drops with its process and the watcher hears nothing: the HUD tests the
     held leases again as time passes, and the queue then says "nobody waiting"."""
-    from store.approval_checks import approval_queue
-    from store.lease import Lease
+    from store.derivation.lease import Lease
+    from store.index.approval_checks import approval_queue
 
     filed = mission(tmp_path, "alpha").intent().plan()
     lease = Lease.take(tmp_path, "alpha", "r1")

@@ -15,8 +15,8 @@ from hud.app import HudApp
 from hud.commands.metrics import metric_rows
 from hud.screens import metrics as metrics_screen
 from hud.screens.metrics import MetricsScreen
-from store.metrics import directory_metrics
-from store.workspace import Workspace
+from store.analysis.metrics import directory_metrics
+from store.index.workspace import Workspace
 from tests.factory import resume
 from tests.hud.conftest import until
 from widgets.metrics import Bar, MetricsPanel, bar_plot, value_lines

@@ -13,7 +13,7 @@ from textual.widgets import TabbedContent
 
 from hud.app import HudApp
 from hud.screens.mission import MissionScreen
-from store.agent import AgentWriter
+from store.writers.agent import AgentWriter
 from tests.factory import T0, Mission, toml_text
 from tests.hud.conftest import until
 from widgets.mission_table import MissionTable
@@ -334,7 +334,7 @@ async def test_an_altered_evidence_line_never_shows_a_pass(
 ) -> None:
     """One byte of evidence line 1 changed: `hud check` says the chain breaks at seq 2
     (line 1 no longer chains), and the tab shows line 1 and every later one unverified."""
-    from store.check import check
+    from store.index.check import check
     from widgets.tabs.evidence import EvidenceView
 
     root, agent = agent_dir

@@ -1,7 +1,7 @@
 """A file that would block or never end never freezes the HUD.
 
 hud.toml (read early for its theme) and a SMALL document (read to be edited) are read in
-a thread worker through store.confined: no symlink followed, regular files only, capped.
+a thread worker through store.format.confined: no symlink followed, regular files only, capped.
 Each is made a FIFO with no writer, or a symlink to /dev/zero; the app still answers a
 key within a second, and says what is wrong with the file.
 """

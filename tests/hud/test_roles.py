@@ -15,7 +15,7 @@ from hud.acts.session import Decider, HumanWriter, Session, inline
 from hud.app import HudApp
 from hud.screens.approvals import RequestScreen
 from hud.screens.mission import MissionScreen
-from store.layout import Kind
+from store.format.layout import Kind
 from tests.hud.conftest import until
 
 EDITS = ("edit_intent", "edit_constraints", "adjust_budget")
@@ -85,7 +85,7 @@ class _NoAsk:
 
 
 async def test_an_approvers_session_cannot_edit_even_when_asked(state_dir: Path) -> None:
-    from store.workspace import Workspace
+    from store.index.workspace import Workspace
 
     writer = HumanWriter(state_dir, "bob", "test")
     session = Session(

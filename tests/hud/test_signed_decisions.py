@@ -15,10 +15,10 @@ import pytest
 
 from hud.app import HudApp
 from hud.cli import main
-from store.agent import authorize
-from store.approval_checks import review
-from store.sshsig import load_signer
-from store.workspace import Workspace
+from store.index.approval_checks import review
+from store.index.workspace import Workspace
+from store.trust.sshsig import load_signer
+from store.writers.agent import authorize
 from tests.factory import mission, resume
 from tests.hud.conftest import until
 from tests.hud.test_approvals import open_request, shown

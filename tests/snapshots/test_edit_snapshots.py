@@ -21,7 +21,7 @@ from textual.widgets import Input, TextArea
 from hud.app import HudApp
 from hud.screens.edit import NewMissionScreen
 from hud.screens.history import HistoryScreen
-from store.human import HumanWriter
+from store.writers.human import HumanWriter
 from tests.factory import T0, mission
 from tests.hud.conftest import until
 

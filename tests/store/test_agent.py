@@ -1,4 +1,4 @@
-"""store.agent: the writer for agent runtimes, and authorize()."""
+"""store.writers.agent: the writer for agent runtimes, and authorize()."""
 
 from __future__ import annotations
 
@@ -13,18 +13,9 @@ from typing import Any
 import pytest
 import tomli_w
 
-import store.agent as agent
-from store import durable
-from store.agent import (
-    AgentError,
-    AgentWriter,
-    AlreadyExists,
-    InvalidRecord,
-    LogCorrupt,
-    PlanError,
-    authorize,
-)
-from store.layout import (
+import store.writers.agent as agent
+from store.format import durable
+from store.format.layout import (
     Kind,
     decision_path,
     doc_path,
@@ -33,8 +24,17 @@ from store.layout import (
     plan_path,
     request_path,
 )
-from store.load import LogReader, load_document
-from store.records import GENESIS, Handoff, request_digest
+from store.format.load import LogReader, load_document
+from store.format.records import GENESIS, Handoff, request_digest
+from store.writers.agent import (
+    AgentError,
+    AgentWriter,
+    AlreadyExists,
+    InvalidRecord,
+    LogCorrupt,
+    PlanError,
+    authorize,
+)
 
 M = "m1"
 
@@ -76,7 +76,7 @@ def decide(
     digest: str | None = None,
     valid_until: datetime | None = None,
 ) -> None:
-    """A human decision, written as store.human would (but directly, with tomli_w)."""
+    """A human decision, written as store.writers.human would (but directly, with tomli_w)."""
     raw = json.loads((root / request_path(M, request_id)).read_bytes())
     now = datetime.now(UTC)
     doc = {

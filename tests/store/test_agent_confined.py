@@ -1,4 +1,4 @@
-"""store.agent's reads against a hostile state directory: confined, never blocking.
+"""store.writers.agent's reads against a hostile state directory: confined, never blocking.
 
 `authorize()` decides whether an effect may run; what it reads (request, decision,
 events log) may have been swapped for a FIFO or a symlink. It must answer, and fail
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from store.agent import AgentWriter, AlreadyExists, LogCorrupt, authorize
-from store.human import HumanWriter
-from store.layout import Kind, log_path, request_path
+from store.format.layout import Kind, log_path, request_path
+from store.writers.agent import AgentWriter, AlreadyExists, LogCorrupt, authorize
+from store.writers.human import HumanWriter
 from tests.store.conftest import deadline
 
 M = "m1"

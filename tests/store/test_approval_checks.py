@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from store.approval_checks import (
+from store.derivation.derive import RequestStatus
+from store.format.records import Decision, request_digest, request_snapshot, snapshot_of, validate
+from store.format.text import _TOKEN, hazardous
+from store.index.approval_checks import (
     PendingIndex,
     Review,
     SeenRequests,
@@ -19,11 +22,8 @@ from store.approval_checks import (
     refusal,
     review,
 )
-from store.derive import RequestStatus
-from store.human import HumanWriter
-from store.records import Decision, request_digest, request_snapshot, snapshot_of, validate
-from store.text import _TOKEN, hazardous
-from store.workspace import Workspace
+from store.index.workspace import Workspace
+from store.writers.human import HumanWriter
 from tests.factory import T0, Mission, mission, stamp
 
 NOW = T0 + timedelta(minutes=1)

@@ -1,8 +1,8 @@
 """End to end through the files: an agent asks, a human decides, the agent may run once.
 
-The agent side is `store.agent` (what the simulator uses: it executes only through
-`authorize()` / `start_approved_attempt()`); the human side is `store.human` after the
-checks of `store.approval_checks`, exactly as the HUD and `hud decide` do it.
+The agent side is `store.writers.agent` (what the simulator uses: it executes only through
+`authorize()` / `start_approved_attempt()`); the human side is `store.writers.human` after the
+checks of `store.index.approval_checks`, exactly as the HUD and `hud decide` do it.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Literal
 
 import pytest
 
-from store.agent import AgentWriter, authorize
-from store.approval_checks import refusal, review
-from store.human import AlreadyDecided, HumanWriter
-from store.records import AttemptEvent
-from store.workspace import Workspace
+from store.format.records import AttemptEvent
+from store.index.approval_checks import refusal, review
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter, authorize
+from store.writers.human import AlreadyDecided, HumanWriter
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-import store.load
-from store.check import check
-from store.derive import RequestStatus
-from store.layout import Kind
-from store.load import LogReader, load_document
-from store.problems import Problem
-from store.records import Constraints, Handoff, Intent, Plan, request_snapshot
-from store.workspace import Workspace
+import store.format.load
+from store.derivation.derive import RequestStatus
+from store.format.layout import Kind
+from store.format.load import LogReader, load_document
+from store.format.problems import Problem
+from store.format.records import Constraints, Handoff, Intent, Plan, request_snapshot
+from store.index.check import check
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, chain, mission, stamp
 
 Open = Callable[[Path], Workspace]
@@ -109,7 +109,7 @@ def test_invalid_utf8_in_a_log_line(root: Path) -> None:
 
 
 def test_document_over_the_size_cap(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store.load, "MAX_DOCUMENT_BYTES", 100)
+    monkeypatch.setattr(store.format.load, "MAX_DOCUMENT_BYTES", 100)
     rel = write(root, "missions/m/plan/v1.json", b"{" + b" " * 200 + b"}")
     loaded = load_document(root, rel, Plan)
     problem = only(loaded.problems, "too-large")
@@ -525,7 +525,7 @@ def test_log_rewritten_in_place_is_detected_and_reread(root: Path) -> None:
 
 
 def test_over_long_log_line(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store.load, "MAX_LINE_BYTES", 300)
+    monkeypatch.setattr(store.format.load, "MAX_LINE_BYTES", 300)
     lines = step_lines(4)
     lines[1]["reason"] = "x" * 400
     write(root, EVENTS, chain(lines))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import store.check
+import store.index.check
 from hud.cli import main
-from store.check import check
+from store.index.check import check
 from tests.factory import mission, resume
 
 
@@ -83,7 +83,7 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
     resume(state_dir, "alpha").step("nope", "running")
     (state_dir / "missions/beta/junk").write_text("x")
     serial = check(state_dir, jobs=1).to_json()
-    monkeypatch.setattr(store.check, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(store.index.check, "PARALLEL_BYTES", 0)
     pools: list[int] = []
 
     class Pool(ProcessPoolExecutor):
@@ -91,7 +91,7 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
             pools.append(workers)
             super().__init__(workers)
 
-    monkeypatch.setattr(store.check, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(store.index.check, "ProcessPoolExecutor", Pool)
     progress: list[tuple[int, int]] = []
     parallel = check(state_dir, progress=lambda done, total: progress.append((done, total)), jobs=2)
     assert pools == [2]
@@ -101,10 +101,10 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
 
 def test_missions_are_split_into_tasks_of_similar_weight_heaviest_first() -> None:
     weights = {"a": 90, "b": 50, "c": 40, "d": 10, "e": 10}
-    groups = store.check._chunks(weights, 3)
+    groups = store.index.check._chunks(weights, 3)
     assert sorted(m for group in groups for m in group) == sorted(weights)
     assert [sum(weights[m] for m in group) for group in groups] == [90, 60, 50]
-    assert store.check._chunks({"a": 1}, 4) == [["a"]]
+    assert store.index.check._chunks({"a": 1}, 4) == [["a"]]
 
 
 def test_cli_valid_exits_0(state_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

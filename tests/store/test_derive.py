@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from store.derive import RequestStatus
-from store.row import MissionStatus
-from store.workspace import Workspace
+from store.derivation.derive import RequestStatus
+from store.format.row import MissionStatus
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp
 
 Open = Callable[[Path], Workspace]

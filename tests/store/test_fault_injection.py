@@ -27,9 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.check import check
-from store.problems import Problem
-from store.workspace import Workspace
+from store.format.problems import Problem
+from store.index.check import check
+from store.index.workspace import Workspace
 from tests.factory import mission
 from tests.store.test_hostile_files import reported, within
 

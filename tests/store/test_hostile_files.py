@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from store.check import check
-from store.problems import Problem
-from store.workspace import Workspace
+from store.format.problems import Problem
+from store.index.check import check
+from store.index.workspace import Workspace
 from tests.factory import mission
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -190,9 +190,9 @@ def test_a_last_line_over_the_line_cap_without_newline_is_warned(tmp_path: Path)
 def test_a_document_over_the_cap_is_not_read_past_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import store.load
+    import store.format.load
 
-    monkeypatch.setattr(store.load, "MAX_DOCUMENT_BYTES", 1000)
+    monkeypatch.setattr(store.format.load, "MAX_DOCUMENT_BYTES", 1000)
     built = mission(tmp_path, "m")
     (tmp_path / "missions/m/handoff.json").write_bytes(b" " * 5000)
     built.step("s1", "running")

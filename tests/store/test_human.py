@@ -1,4 +1,4 @@
-"""store.human: ownership, atomic and write-once writes, optimistic edits, decisions."""
+"""store.writers.human: ownership, atomic and write-once writes, optimistic edits, decisions."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from store.human import (
+from store.format.layout import Kind, Owner, classify, history_path, is_transient
+from store.format.load import load_document
+from store.format.records import Constraints, Decision, Intent, request_digest, validate
+from store.writers.human import (
     AlreadyDecided,
     AlreadyExists,
     Conflict,
@@ -23,9 +26,6 @@ from store.human import (
     OwnershipError,
     writer_for,
 )
-from store.layout import Kind, Owner, classify, history_path, is_transient
-from store.load import load_document
-from store.records import Constraints, Decision, Intent, request_digest, validate
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 INTENT = "missions/m1/intent.toml"

@@ -1,4 +1,4 @@
-"""store.human against a hostile state directory: confined writes, unsafe ids, stale temps.
+"""store.writers.human against a hostile state directory: confined writes, unsafe ids, stale temps.
 
 An agent may swap any folder for a symlink while the HUD writes, put a FIFO or a link
 to /dev/zero where the writer reads, name a request `a..b`, or leave temp files of
@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 
 from hud.cli import main
-from store.approval_checks import id_blocker
-from store.human import AlreadyDecided, HumanWriteError, HumanWriter, OwnershipError
-from store.layout import classify, is_transient, safe_mission_id, safe_request_id
+from store.format.layout import classify, is_transient, safe_mission_id, safe_request_id
+from store.index.approval_checks import id_blocker
+from store.writers.human import AlreadyDecided, HumanWriteError, HumanWriter, OwnershipError
 from tests.factory import mission
 from tests.store.conftest import deadline
 
@@ -348,7 +348,7 @@ def test_an_unsafe_request_is_not_decidable(
 KILLED_MID_WRITE = """
 import os, sys, time
 from pathlib import Path
-from store.human import HumanWriter
+from store.writers.human import HumanWriter
 
 def stuck(*args, **kwargs):
     print("in the write window", flush=True)

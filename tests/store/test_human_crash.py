@@ -1,6 +1,6 @@
-"""Crash safety of store.human: SIGKILL a save at random points, 200 times.
+"""Crash safety of store.writers.human: SIGKILL a save at random points, 200 times.
 
-A helper process (`sys.executable -c`) imports store.human once, then forks one
+A helper process (`sys.executable -c`) imports store.writers.human once, then forks one
 child per save, so each kill costs a fork rather than an interpreter start. After
 every kill the file must be exactly the old or the new revision and every history
 file a complete copy of the revision it names.
@@ -21,9 +21,9 @@ import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from store.human import HumanWriter
-from store.layout import Kind, Owner, classify, history_path, is_transient
-from store.records import Intent, validate
+from store.format.layout import Kind, Owner, classify, history_path, is_transient
+from store.format.records import Intent, validate
+from store.writers.human import HumanWriter
 
 KILLS = 200
 CALIBRATION = 5
@@ -44,7 +44,7 @@ HELPER = f"""
 import json, os, sys, traceback
 from datetime import UTC, datetime
 from pathlib import Path
-from store.human import HumanWriter
+from store.writers.human import HumanWriter
 
 writer = HumanWriter(Path(sys.argv[1]), "crash", "local", clock=lambda: {CLOCK})
 while line := sys.stdin.readline():

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from store.layout import Kind
-from store.load import (
+from store.format.layout import Kind
+from store.format.load import (
     LogReader,
     decode_utf8,
     load_document,
@@ -20,8 +20,8 @@ from store.load import (
     parse_toml,
     read_bytes,
 )
-from store.problems import Problem
-from store.records import (
+from store.format.problems import Problem
+from store.format.records import (
     ApprovalRequest,
     Constraints,
     Decision,

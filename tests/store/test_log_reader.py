@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import store.load
-from store.layout import Kind
-from store.load import LogReader
-from store.problems import Problem
-from store.records import Evidence, StepEvent
+import store.format.load
+from store.format.layout import Kind
+from store.format.load import LogReader
+from store.format.problems import Problem
+from store.format.records import Evidence, StepEvent
 from tests.factory import T0, chain, mission, stamp
 from tests.store.conftest import stat_saying
 
@@ -116,12 +116,12 @@ def test_chain_break_is_reported_once(tmp_path: Path, log: Path) -> None:
 
 
 def test_problems_are_capped(tmp_path: Path, log: Path) -> None:
-    log.write_bytes(b"not json\n" * (store.load.MAX_LOG_PROBLEMS + 50))
+    log.write_bytes(b"not json\n" * (store.format.load.MAX_LOG_PROBLEMS + 50))
     reader = reader_for(tmp_path)
     problems = reader.poll().problems
-    assert len(problems) == store.load.MAX_LOG_PROBLEMS + 1
+    assert len(problems) == store.format.load.MAX_LOG_PROBLEMS + 1
     assert problems[-1].code == "too-many-problems"
-    assert reader.line_no == store.load.MAX_LOG_PROBLEMS + 50
+    assert reader.line_no == store.format.load.MAX_LOG_PROBLEMS + 50
 
 
 def test_read_window(tmp_path: Path, log: Path) -> None:
@@ -162,7 +162,7 @@ def test_read_window_shows_bad_lines_as_problems(tmp_path: Path, log: Path) -> N
 def test_small_read_chunks_give_the_same_result(
     tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(store.load, "READ_CHUNK", chunk)
+    monkeypatch.setattr(store.format.load, "READ_CHUNK", chunk)
     reader = reader_for(tmp_path)
     batch = reader.poll()
     assert [r.seq for r in batch.records] == [1, 2, 3, 4, 5]
@@ -174,7 +174,7 @@ def test_small_read_chunks_give_the_same_result(
 def test_bytes_appended_after_the_fstat_are_read_too(
     tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store.load, "PROBE_CHUNK", 7)
+    monkeypatch.setattr(store.format.load, "PROBE_CHUNK", 7)
     monkeypatch.setattr(os, "fstat", stat_saying(100, os.fstat))
     reader = reader_for(tmp_path)
     assert [r.seq for r in reader.poll().records] == [1, 2, 3, 4, 5]
@@ -186,8 +186,8 @@ def test_over_long_line_does_not_depend_on_read_chunks(
     tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
     """Regression: the tail of a long line split across reads became a line of its own."""
-    monkeypatch.setattr(store.load, "MAX_LINE_BYTES", 300)
-    monkeypatch.setattr(store.load, "READ_CHUNK", chunk)
+    monkeypatch.setattr(store.format.load, "MAX_LINE_BYTES", 300)
+    monkeypatch.setattr(store.format.load, "READ_CHUNK", chunk)
     lines = steps(4)
     lines[1]["reason"] = "x" * 500
     log.write_bytes(chain(lines))
@@ -204,7 +204,7 @@ def test_over_long_line_does_not_depend_on_read_chunks(
 def test_over_long_line_arriving_in_pieces(
     tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store.load, "MAX_LINE_BYTES", 300)
+    monkeypatch.setattr(store.format.load, "MAX_LINE_BYTES", 300)
     lines = steps(3)
     lines[1]["reason"] = "y" * 1000
     data = chain(lines)

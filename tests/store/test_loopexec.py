@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from hud.cli import main as hud_main
-from store.loopexec import EXIT_CLASSES, HALT_REASONS, exit_class, exit_code
-from store.row import MissionStatus
-from store.workspace import Workspace
+from store.format.row import MissionStatus
+from store.index.workspace import Workspace
+from store.sources.loopexec.runs import EXIT_CLASSES, HALT_REASONS, exit_class, exit_code
 from tests.small_support import LOOPEXEC_FIXTURES, LOOPEXEC_NOW, T_LOOPEXEC, copy_loopexec
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import store.confined
+import store.format.confined
 from hud.cli import main as hud_main
-from store.approval_checks import approval_queue
-from store.check import check
-from store.row import MissionStatus
-from store.workspace import Workspace
+from store.format.row import MissionStatus
+from store.index.approval_checks import approval_queue
+from store.index.check import check
+from store.index.workspace import Workspace
 from tests.loopx_support import LOOPX_NOW, place_loopx
 
 GOAL = "loopx:demo-goal"
@@ -178,7 +178,7 @@ def test_read_ahead_then_fold_without_the_disk(
     def no_disk(root: Path, relpath: str) -> None:
         raise AssertionError(f"{relpath} read while folding")
 
-    monkeypatch.setattr(store.confined, "open_on_disk", no_disk)
+    monkeypatch.setattr(store.format.confined, "open_on_disk", no_disk)
     assert workspace.apply_read(ahead) == {GOAL}
     goal = workspace.loopx.goal(GOAL)
     assert goal is not None and goal.events[-1].event_kind == "refresh_state"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from store.loopx.policy import policy
-from store.workspace import Workspace
+from store.index.workspace import Workspace
+from store.sources.loopx.policy import policy
 from tests.loopx_support import LOOPX_FIXTURES, LOOPX_NOW, place_loopx
 
 # fixture: (compute, state, "spent/allowed", ready, codex_ready), as loopx status printed

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-import store.ledger
-from store.metrics import Metrics, Ratio, directory_metrics, mission_metrics
-from store.workspace import Workspace
+import store.derivation.ledger
+from store.analysis.metrics import Metrics, Ratio, directory_metrics, mission_metrics
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, mission, stamp, toml_text
 
 SINCE, UNTIL = T0 - timedelta(hours=1), T0 + timedelta(hours=1)
@@ -276,7 +276,7 @@ def test_the_directory_sums_its_missions_and_counts_human_edits(tmp_path: Path) 
 def test_a_ledger_that_dropped_marks_is_counted_from_its_oldest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store.ledger, "JOURNAL", 3)
+    monkeypatch.setattr(store.derivation.ledger, "JOURNAL", 3)
     built = mission(tmp_path, "m")
     for _ in range(3):
         built.succeed("s1")

@@ -13,9 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.agent import AgentWriter
-from store.check import check
-from store.workspace import Workspace
+from store.index.check import check
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter
 from tests.factory import T0, Mission, mission
 from tests.store.test_one_derivation import truth
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from store.check import check
-from store.workspace import Workspace
+from store.index.check import check
+from store.index.workspace import Workspace
 
 
 def _codes(root: Path) -> tuple[list[str], list[str]]:

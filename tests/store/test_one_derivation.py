@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from store.check import check
-from store.derive import budget_use, request_status
-from store.problems import Problem
-from store.scrub import scrub, targets
-from store.workspace import Workspace
+from store.derivation.derive import budget_use, request_status
+from store.format.problems import Problem
+from store.index.check import check
+from store.index.scrub import scrub, targets
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, mission, resume
 
 NOW = T0 + timedelta(minutes=5)

@@ -1,4 +1,4 @@
-"""Approvals bind to the plan version (`store.plan_binding`), everywhere it matters.
+"""Approvals bind to the plan version (`store.derivation.plan_binding`), everywhere it matters.
 
 One table of plan changes, checked through each user of the rule: the pure function,
 the derived request status (and the pending count), the review behind the HUD's request
@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from store.agent import AgentWriter, authorize
-from store.approval_checks import approval_queue, refusal, review
-from store.derive import RequestStatus, request_binding, request_status
-from store.plan_binding import STALE_RULES, plan_binding
-from store.records import Plan, validate
-from store.row import MissionStatus
-from store.workspace import Workspace
+from store.derivation.derive import RequestStatus, request_binding, request_status
+from store.derivation.plan_binding import STALE_RULES, plan_binding
+from store.format.records import Plan, validate
+from store.format.row import MissionStatus
+from store.index.approval_checks import approval_queue, refusal, review
+from store.index.workspace import Workspace
+from store.writers.agent import AgentWriter, authorize
 from tests.factory import T0, Mission, line_bytes, mission, stamp
 
 NOW = T0 + timedelta(minutes=1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.plan_diff import STEP_ORDER, FieldChange, diff_plans, list_delta
-from store.records import Plan, validate
+from store.derivation.plan_diff import STEP_ORDER, FieldChange, diff_plans, list_delta
+from store.format.records import Plan, validate
 
 
 def plan(version: int, steps: list[dict[str, Any]], **fields: Any) -> Plan:

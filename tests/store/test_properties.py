@@ -17,12 +17,12 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import store.load
-from store.derive import budget_use
-from store.layout import Kind
-from store.load import LogReader, load_document
-from store.problems import Problem
-from store.records import (
+import store.format.load
+from store.derivation.derive import budget_use
+from store.format.layout import Kind
+from store.format.load import LogReader, load_document
+from store.format.problems import Problem
+from store.format.records import (
     ApprovalRequest,
     Constraints,
     Decision,
@@ -31,7 +31,7 @@ from store.records import (
     Plan,
     Settings,
 )
-from store.workspace import Workspace
+from store.index.workspace import Workspace
 from tests.factory import T0, chain, mission, stamp
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -317,7 +317,7 @@ def test_chunked_reads_equal_whole_reads_with_over_long_lines(
     data: bytes, cuts: list[int], cap: int
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(store.load, "MAX_LINE_BYTES", cap)
+        patch.setattr(store.format.load, "MAX_LINE_BYTES", cap)
         with scratch() as root:
             whole = read_whole(root / "a", "events.jsonl", data)
             chunked = read_chunked(root / "b", "events.jsonl", data, cuts)
@@ -331,7 +331,7 @@ def test_read_chunk_size_does_not_matter(data: bytes, chunk: int) -> None:
     with scratch() as root:
         whole = read_whole(root / "a", "events.jsonl", data)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(store.load, "READ_CHUNK", chunk)
+            patch.setattr(store.format.load, "READ_CHUNK", chunk)
             small = read_whole(root / "b", "events.jsonl", data)
     assert small == whole
 
@@ -425,8 +425,8 @@ def test_a_repeated_or_unknown_key_is_never_plainly_unique(
     if repeat:
         pairs = repeat_a_key(pairs, data.draw)
     text = write_json(pairs, comma, colon, ascii_only).encode()
-    record = store.load.log_adapter(kind).validate_json(text)
-    plain = store.load.plainly_unique(text, record)
+    record = store.format.load.log_adapter(kind).validate_json(text)
+    plain = store.format.load.plainly_unique(text, record)
     if repeat or unknown:  # a repeat is never missed; an unknown field needs its warning
         assert not plain
     elif comma == "," and colon == ":" and b'\\"' not in text:

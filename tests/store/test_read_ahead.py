@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import store.confined
-import store.workspace
-from store.problems import Problem
-from store.scrub import scrub, targets
-from store.workspace import Workspace
+import store.format.confined
+import store.index.workspace
+from store.format.problems import Problem
+from store.index.scrub import scrub, targets
+from store.index.workspace import Workspace
 from tests.factory import Mission, mission, resume, three_missions
 
 
@@ -26,7 +26,7 @@ def catch_up(workspace: Workspace, paths: Iterable[str], disk_closed: pytest.Mon
     while pending:
         ahead = workspace.read_ahead(pending)
         with disk_closed.context() as closed:
-            closed.setattr(store.confined, "open_on_disk", _no_disk)
+            closed.setattr(store.format.confined, "open_on_disk", _no_disk)
             workspace.apply_read(ahead)
         pending = ahead.more
         steps += 1
@@ -74,7 +74,7 @@ def test_a_large_append_is_folded_a_step_at_a_time(
     alpha = mission(root, "big")
     for n in range(400):
         alpha.step("s1", "running", reason=f"tick {n}")
-    monkeypatch.setattr(store.workspace, "LOG_STEP", 4096)
+    monkeypatch.setattr(store.index.workspace, "LOG_STEP", 4096)
     steps = catch_up(workspace, ["missions/big/events.jsonl", "missions/big"], monkeypatch)
     size = (root / "missions/big/events.jsonl").stat().st_size
     assert steps >= size // 4096
@@ -84,7 +84,7 @@ def test_a_large_append_is_folded_a_step_at_a_time(
 def test_a_step_budget_defers_paths_to_the_next_step(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store.workspace, "READ_AHEAD", 512)
+    monkeypatch.setattr(store.index.workspace, "READ_AHEAD", 512)
     workspace = Workspace(root)
     steps = catch_up(workspace, [""], monkeypatch)
     assert steps > 3

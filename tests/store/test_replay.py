@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.derive import budget_use, request_status
-from store.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
-from store.replay import Moment, Replay, moment
-from store.workspace import Workspace
+from store.analysis.replay import Moment, Replay, moment
+from store.derivation.derive import budget_use, request_status
+from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, chain, mission, stamp
 
 STEPS = ["s1", "s2", "s3"]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from store.review import FAILURE_MODES, QUESTIONS, Answer, PlanReview, review
-from store.workspace import Workspace
+from store.analysis.review import FAILURE_MODES, QUESTIONS, Answer, PlanReview, review
+from store.index.workspace import Workspace
 from tests.factory import T0, Mission, chain, line_bytes, mission, stamp
 
 Build = Callable[[Mission], Any]

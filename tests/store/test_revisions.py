@@ -1,4 +1,4 @@
-"""store.revisions: current + history/*.toml with who and when; diffs; minimal budget edits."""
+"""store.writers.revisions: current + history/*.toml with who and when; diffs; budget edits."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from store.human import HumanWriter
-from store.layout import Kind
-from store.revisions import diff_lines, revisions
-from store.toml_edit import set_table_value
+from store.format.layout import Kind
+from store.writers.human import HumanWriter
+from store.writers.revisions import diff_lines, revisions
+from store.writers.toml_edit import set_table_value
 
 T1 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 T2 = datetime(2025, 3, 2, 8, 30, tzinfo=UTC)

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from store.check import check
-from store.metrics import Ratio, directory_metrics
-from store.review import review
-from store.workspace import Workspace
+from store.analysis.metrics import Ratio, directory_metrics
+from store.analysis.review import review
+from store.index.check import check
+from store.index.workspace import Workspace
 from tests.factory import T0
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "seed004"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from store.agent import authorize
-from store.check import check
-from store.human import HumanWriter
-from store.records import request_digest
-from store.signatures import NAMESPACE, payload
-from store.sshsig import load_signer
-from store.workspace import Workspace
+from store.format.records import request_digest
+from store.index.check import check
+from store.index.workspace import Workspace
+from store.trust.signatures import NAMESPACE, payload
+from store.trust.sshsig import load_signer
+from store.writers.agent import authorize
+from store.writers.human import HumanWriter
 from tests.factory import mission
 from tests.signing_support import allowed_line, keygen, ssh_sign
 
@@ -209,7 +209,7 @@ def test_signers_files_are_watched(tmp_path: Path, keys: dict[str, Path]) -> Non
 
 
 def test_the_hud_never_writes_signers_files(tmp_path: Path, keys: dict[str, Path]) -> None:
-    from store.human import OwnershipError
+    from store.writers.human import OwnershipError
 
     root = state(tmp_path, keys)
     with pytest.raises(OwnershipError, match="signers files are the admin's"):
@@ -219,7 +219,7 @@ def test_the_hud_never_writes_signers_files(tmp_path: Path, keys: dict[str, Path
 def test_the_agents_commit_time_check_refuses_too(tmp_path: Path, keys: dict[str, Path]) -> None:
     """`start_approved_attempt` (what the MCP server's authorize tool runs) records no
     attempt for an unsigned approval where signatures are required."""
-    from store.agent import AgentWriter
+    from store.writers.agent import AgentWriter
 
     root = state(tmp_path, keys)
     decide(root, None)
@@ -283,7 +283,7 @@ def test_an_unsigned_approval_already_used_is_a_warning(
     """Signatures required after an unsigned approval ran: a warning, not needs-you."""
     root = state(tmp_path, keys, required=False)
     decide(root, None)
-    from store.agent import AgentWriter
+    from store.writers.agent import AgentWriter
 
     AgentWriter(root, "beta", "agent", clock=lambda: LATER).start_approved_attempt(
         "r1", 1, now=LATER

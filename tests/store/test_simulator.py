@@ -1,5 +1,5 @@
 """The simulator (`python -m simulator`): a clean stop, a valid workspace, every status,
-determinism, and approvals honoured through `store.agent.authorize()` (checked in files)."""
+determinism, and approvals honoured through `store.writers.agent.authorize()` (checked in files)."""
 
 from __future__ import annotations
 
@@ -20,15 +20,15 @@ import tomli_w
 import simulator.mission as sim_mission
 from simulator.__main__ import main
 from simulator.runner import Runner
-from store.check import check
-from store.invariants import RUN_CODES
-from store.layout import Kind, is_transient, log_path
-from store.load import LogReader
-from store.metrics import Ratio, directory_metrics
-from store.records import request_digest
-from store.replay import Replay
-from store.review import review
-from store.workspace import Workspace
+from store.analysis.metrics import Ratio, directory_metrics
+from store.analysis.replay import Replay
+from store.analysis.review import review
+from store.derivation.invariants import RUN_CODES
+from store.format.layout import Kind, is_transient, log_path
+from store.format.load import LogReader
+from store.format.records import request_digest
+from store.index.check import check
+from store.index.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 ALL_STATUSES = {"needs_you", "failed", "blocked", "stale", "running", "idle", "done"}
@@ -106,7 +106,7 @@ def decide(
     digest: str | None = None,
     valid_until: datetime | None = None,
 ) -> None:
-    """A human decision as store.human writes it (here directly, with tomli_w)."""
+    """A human decision as store.writers.human writes it (here directly, with tomli_w)."""
     folder = root / "missions" / mission / "approvals"
     raw = json.loads((folder / f"{request_id}.json").read_bytes())
     now = datetime.now(UTC)

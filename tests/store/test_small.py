@@ -11,16 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.check import check
-from store.human import Conflict, HumanWriter, Invalid, OwnershipError
-from store.records import Settings, validate
-from store.row import MissionStatus
-from store.small import lint
-from store.small import workspace as small_workspace
-from store.small.workspace import SmallWorkspace
-from store.small.write import round_trip_update
-from store.small.yaml import parse_yaml
-from store.workspace import Workspace
+from store.format.records import Settings, validate
+from store.format.row import MissionStatus
+from store.index.check import check
+from store.index.workspace import Workspace
+from store.sources.small import lint
+from store.sources.small import workspace as small_workspace
+from store.sources.small.workspace import SmallWorkspace
+from store.sources.small.write import round_trip_update
+from store.sources.small.yaml import parse_yaml
+from store.writers.human import Conflict, HumanWriter, Invalid, OwnershipError
 from tests.small_support import (
     DRIFTED,
     EMPTY_CURRENT_TASK,

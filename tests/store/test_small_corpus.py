@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.small.workspace import SmallWorkspace
+from store.sources.small.workspace import SmallWorkspace
 from tests.small_support import SMALL_CORPUS, check_verdicts, corpus_workspaces
 
 DOCUMENTED = {

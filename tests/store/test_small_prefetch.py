@@ -1,4 +1,4 @@
-"""store.small.prefetch: a forked child reads .small/ while the HUD starts; the scan
+"""store.index.prefetch: a forked child reads .small/ while the HUD starts; the scan
 adopts its result only after checking every file against the disk."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from store.row import MissionSummary
-from store.small import prefetch
-from store.small import workspace as small_workspace
-from store.workspace import Workspace
+from store.format.row import MissionSummary
+from store.index import prefetch
+from store.index.workspace import Workspace
+from store.sources.small import workspace as small_workspace
 from tests.small_support import VALID, copy_fixture, spy_parse_yaml
 
 APPENDED = (
@@ -114,6 +114,6 @@ def test_close_leaves_no_process(tmp_path: Path) -> None:
 
 def test_a_row_loads_without_pydantic() -> None:
     """The preview row is shown before the HUD imports the store: its module is light."""
-    code = "import sys, store.row; print(sorted(m for m in sys.modules if 'pydantic' in m))"
+    code = "import sys, store.format.row; print(sorted(m for m in sys.modules if 'pydantic' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -11,10 +11,10 @@ from pathlib import Path
 import hud.app
 import hud.first_run
 import hud.screens.details
-import store.approval_checks
-import store.check
+import store.index.approval_checks
+import store.index.check
+from store.index.workspace import Workspace
 from store.sources.base import Source
-from store.workspace import Workspace
 from tests.small_support import VALID, small_fixture
 
 
@@ -35,7 +35,13 @@ def test_each_kind_of_source_has_its_detail_screen_module() -> None:
 
 
 def test_the_app_and_check_iterate_over_sources_without_naming_one() -> None:
-    modules = (hud.app, store.check, hud.first_run, hud.screens.details, store.approval_checks)
+    modules = (
+        hud.app,
+        store.index.check,
+        hud.first_run,
+        hud.screens.details,
+        store.index.approval_checks,
+    )
     for module in modules:
         code = "\n".join(
             line.split("#")[0]
@@ -57,7 +63,7 @@ def test_small_declares_intent_and_constraints_as_human_documents() -> None:
 
 
 def test_a_state_directory_is_told_by_any_source_folder_or_own_name() -> None:
-    from store.sources import holds_state
+    from store.sources.registry import holds_state
 
     assert holds_state(".small", set())  # SMALL's own folder opened as the directory
     for folder in ("missions", ".small", ".loopexec", ".loopx"):
@@ -80,3 +86,11 @@ def test_the_small_editor_takes_its_documents_from_the_source() -> None:
     assert kinds(documents) == ["intent", "constraints"]
     assert kinds(documents[:1]) == ["constraints"]
     assert workspace.documents("no-such-row") == ()
+
+
+def test_the_workspace_makes_its_sources_from_the_registry_table() -> None:
+    from store.sources.registry import KINDS
+
+    sources = Workspace(Path("/nonexistent")).sources
+    assert [type(source) for source in sources] == list(KINDS)
+    assert KINDS.native is type(sources[-1])  # native missions last: they take the rest

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import sshsig
-from store.signers import match_list, parse_allowed, parse_revoked, trusted
+from store.trust import sshsig
+from store.trust.signers import match_list, parse_allowed, parse_revoked, trusted
 from tests.signing_support import (
     NAMESPACE,
     allowed_line,

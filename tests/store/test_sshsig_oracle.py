@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store import sshsig
-from store.signers import parse_allowed, trusted
+from store.trust import sshsig
+from store.trust.signers import parse_allowed, trusted
 from tests.signing_support import NAMESPACE, keygen, ssh_sign
 
 MESSAGE = b'{"decision":"approve"}'

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from store.agent import authorize
+from store.writers.agent import authorize
 from tests.factory import mission
 
 AGENT = 65534

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from store.agent import authorize
-from store.check import check
-from store.human import HumanWriter, Invalid, OwnershipError
-from store.policy import POLICY_NAMESPACE, effective_policy, policy_payload
-from store.records import Constraints, WorkspacePolicy, request_digest
-from store.signatures import NAMESPACE, payload
-from store.sshsig import load_signer
-from store.workspace import Workspace
+from store.format.records import Constraints, WorkspacePolicy, request_digest
+from store.index.check import check
+from store.index.workspace import Workspace
+from store.trust.policy import POLICY_NAMESPACE, effective_policy, policy_payload
+from store.trust.signatures import NAMESPACE, payload
+from store.trust.sshsig import load_signer
+from store.writers.agent import authorize
+from store.writers.human import HumanWriter, Invalid, OwnershipError
 from tests.factory import mission
 from tests.signing_support import allowed_line, keygen, ssh_sign
 
@@ -317,7 +317,7 @@ def test_the_agent_side_gate_asks_for_what_the_floor_never_lets_pass(
 ) -> None:
     from agentside.mission import constraints
     from agentside.policy import gate
-    from store.agent import AgentWriter
+    from store.writers.agent import AgentWriter
 
     root = _floored(tmp_path, keys)
     writer = AgentWriter(root, "beta", "agent")
@@ -417,7 +417,7 @@ def test_deleting_the_signed_history_leaves_the_floor(
 ) -> None:
     from agentside.mission import constraints
     from agentside.policy import gate
-    from store.agent import AgentWriter
+    from store.writers.agent import AgentWriter
 
     root = _signed_policy_state(tmp_path, keys)
     (root / "missions/beta/history/constraints.r1.toml").unlink()
@@ -481,7 +481,7 @@ def test_an_older_signed_revision_put_back_is_a_rollback(
 
 
 def test_tools_loosening_is_seen_and_not_applied() -> None:
-    from store.policy import EffectivePolicy, _meet, loosened
+    from store.trust.policy import EffectivePolicy, _meet, loosened
 
     signed = EffectivePolicy(tools_allow=("ls", "cat"), tools_deny=("rm",))
     wider = EffectivePolicy(tools_allow=("ls", "curl"), tools_deny=())

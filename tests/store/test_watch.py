@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from store.watch import DEBOUNCE_MS, watch_batches
+from store.index.watch import DEBOUNCE_MS, watch_batches
 
 
 async def first_batch_containing(

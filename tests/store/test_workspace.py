@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-import store.mission
-from store.derive import RequestStatus
-from store.row import MissionStatus
-from store.workspace import Workspace
+import store.derivation.mission
+from store.derivation.derive import RequestStatus
+from store.format.row import MissionStatus
+from store.index.workspace import Workspace
 from tests.factory import Mission, mission, resume
 
 Open = Callable[[Path], Workspace]
@@ -36,13 +36,13 @@ def test_apply_one_appended_line_touches_only_its_mission(
 ) -> None:
     before = {m: (s.events.offset if s.events else 0) for m, s in workspace.missions.items()}
     documents: list[str] = []
-    original = store.mission.load_document
+    original = store.derivation.mission.load_document
 
     def counting(root: Path, relpath: str, model: Any) -> Any:
         documents.append(relpath)
         return original(root, relpath, model)
 
-    monkeypatch.setattr(store.mission, "load_document", counting)
+    monkeypatch.setattr(store.derivation.mission, "load_document", counting)
     line = alpha.step("s1", "failed", reason="disk full")
 
     touched = workspace.apply([alpha.rel("events.jsonl")])

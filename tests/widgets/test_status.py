@@ -9,9 +9,9 @@ from rich.cells import cell_len
 from rich.style import Style
 from textual.theme import Theme
 
-from store.derive import RequestStatus
-from store.records import Risk, StepState
-from store.row import MissionStatus
+from store.derivation.derive import RequestStatus
+from store.format.records import Risk, StepState
+from store.format.row import MissionStatus
 from themes import THEMES
 from widgets.status import LOOKS, status_text, theme_style
 

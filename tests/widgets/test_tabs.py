@@ -15,11 +15,11 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
-from store.derive import Budget, Limit
-from store.load import EVENT_ADAPTER
-from store.mission import UsagePoint
-from store.problems import Problem
-from store.records import Constraints, Evidence, Handoff, Intent, Plan, validate
+from store.derivation.derive import Budget, Limit
+from store.derivation.view import UsagePoint
+from store.format.load import EVENT_ADAPTER
+from store.format.problems import Problem
+from store.format.records import Constraints, Evidence, Handoff, Intent, Plan, validate
 from widgets.keyed_table import KeyedTable
 from widgets.tabs.budget import BudgetView, budget_text
 from widgets.tabs.evidence import EvidenceView

@@ -12,8 +12,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from store.derive import MIN_RATE_SECONDS, Budget, Limit
-from store.text import amount, duration, rate
+from store.derivation.derive import MIN_RATE_SECONDS, Budget, Limit
+from store.format.text import amount, duration, rate
 from widgets.gauge import percent_bar
 from widgets.status import theme_style
 from widgets.tabs.common import (
@@ -26,7 +26,7 @@ from widgets.tabs.common import (
 )
 
 if TYPE_CHECKING:
-    from store.mission import UsagePoint
+    from store.derivation.view import UsagePoint
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_WIDTH = 7

@@ -18,7 +18,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.widget import Widget
 
-from store.problems import Problem
+from store.format.problems import Problem
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 

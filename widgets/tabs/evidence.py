@@ -17,8 +17,8 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.widgets import Static
 
-from store.problems import Problem
-from store.records import Evidence
+from store.format.problems import Problem
+from store.format.records import Evidence
 from widgets.filter import filter_bindings
 from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe

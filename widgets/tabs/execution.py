@@ -17,8 +17,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from store.problems import Problem
-from store.records import (
+from store.format.problems import Problem
+from store.format.records import (
     AttemptEvent,
     ErrorEvent,
     HaltEvent,
@@ -27,7 +27,7 @@ from store.records import (
     UsageEvent,
     WaiterEvent,
 )
-from store.text import duration
+from store.format.text import duration
 from widgets.filter import filter_bindings
 from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import key_of

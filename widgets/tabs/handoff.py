@@ -10,8 +10,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from store.problems import Problem
-from store.records import Handoff
+from store.format.problems import Problem
+from store.format.records import Handoff
 from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style

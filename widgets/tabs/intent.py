@@ -11,9 +11,9 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from store.problems import Problem
-from store.records import Constraints, Intent
-from store.text import duration
+from store.format.problems import Problem
+from store.format.records import Constraints, Intent
+from store.format.text import duration
 from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
@@ -114,7 +114,7 @@ def constraints_text(
     policy: str = "",
 ) -> Text:
     """Rules, budget limits, approval policy and tools; `policy` is the approval policy in
-    force (the constraints within the workspace floor: `store.policy`), one line."""
+    force (the constraints within the workspace floor: `store.trust.policy`), one line."""
     parts: list[Text] = [heading("Constraints")]
     if problems:
         parts.append(problems_block(problems, variables))

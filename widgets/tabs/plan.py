@@ -18,9 +18,9 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from store.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_delta
-from store.problems import Problem
-from store.records import Plan, PlanStep, StepEvent
+from store.derivation.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_delta
+from store.format.problems import Problem
+from store.format.records import Plan, PlanStep, StepEvent
 from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import KeyHints, hint, key_of
 from widgets.safe_text import safe

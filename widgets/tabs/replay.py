@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.timer import Timer
 from textual.widgets import Static
 
-from store.replay import Frame
+from store.analysis.replay import Frame
 from widgets.tabs.common import DocumentScroll, FocusOnShow, Reselected, ThemeAware
 from widgets.tabs.replay_text import frame_text, timeline_text
 

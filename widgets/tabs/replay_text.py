@@ -1,6 +1,6 @@
 """The text of a replay frame: the mission as of one event, what changed marked.
 
-Pure: renders a `store.replay.Frame` (plain data); agent-written text goes through `safe`.
+Pure: renders a `store.analysis.replay.Frame` (plain data); agent-written text goes through `safe`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 
 from rich.text import Text
 
-from store.replay import Change, Frame, Moment
-from store.text import amount
+from store.analysis.replay import Change, Frame, Moment
+from store.format.text import amount
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import heading, join_lines, moment

@@ -2,7 +2,7 @@
 the records that decide it, for the latest plan version or an earlier one (`v` / `V`).
 
 The widget keeps which version is wanted and posts `Reselected` when that changes; the
-mission screen answers it (`store.review`) and hands the result to `show`.
+mission screen answers it (`store.analysis.review`) and hands the result to `show`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from store.review import Answer, PlanReview
+from store.analysis.review import Answer, PlanReview
 from widgets.safe_text import safe
 from widgets.tabs.common import (
     DocumentScroll,

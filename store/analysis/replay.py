@@ -1,0 +1,486 @@
+"""Replay: a mission as it was at any event of its log, from the live state's own fold.
+
+Review a failed run by reading its state versions, not its transcript. `Replay` reads a
+mission's folder into a `MissionState` (the very fold the HUD keeps) that also copies
+its aggregates every `every` lines as it goes (`MissionState.saved`). `frame(seq)` then
+puts the copy taken at or before `seq - 1` into a fresh `MissionState`, folds the few
+lines after it (read again through the log reader's line index), and derives what the
+HUD derives (`store.derivation.derive`) twice: as of event `seq - 1` and as of event `seq`; a
+`Frame` holds both and what changed between them. A jump costs at most `every` lines of
+each log, however long the log (bench/replay.py).
+
+"As of event N" (at time T, the `at` of line N):
+
+* the events log's lines 1..N (positions are lines: they equal `seq` in a valid log);
+* the evidence log's lines up to the last one whose `at`, and every `at` before it, is
+  at most T;
+* plan versions created, requests requested, decisions decided and the handoff written
+  at or before T (a document whose time cannot be read counts from the start); intent
+  and constraints as they are now (their history is in `store.writers.revisions`);
+* log problems on lines up to those; the status, request statuses and budget derived
+  with T as "now".
+
+Build and refresh read files (off the event loop); `frame` reads at most `every` lines
+of each log; everything returned is plain data.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from store.derivation.derive import Limit, budget_use, mission_status, request_status
+from store.derivation.mission import (
+    EVENT_AGGREGATES,
+    EVIDENCE_AGGREGATES,
+    USAGE_POINTS,
+    MissionState,
+)
+from store.derivation.view import UsagePoint
+from store.format.layout import mission_dir
+from store.format.load import Loaded
+from store.format.problems import Problem
+from store.format.records import Settings
+from store.index.workspace import Workspace
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+"""The time taken as now for a log with no event that loads."""
+CHECKPOINT_LINES = 1024
+"""A copy of the aggregates every this many lines: a jump folds at most this many."""
+EVIDENCE_SHOWN = 20
+"""The latest evidence a moment lists (it counts them all)."""
+
+
+class Checkpoint(NamedTuple):
+    line: int
+    at: datetime
+    saved: dict[str, Any]
+    usage: int = 0
+    """Usage points folded by then: `usage` is not in `saved` (see `_Recorded`)."""
+
+
+CHECKPOINTED = tuple(name for name in EVENT_AGGREGATES if name != "usage")
+MICROSECOND = timedelta(microseconds=1)
+
+
+class _Recorded(MissionState):
+    """A MissionState that copies its aggregates every `every` lines as it folds, and
+    keeps the time of each evidence line (the latest so far: times in a log may step back).
+
+    The usage series is kept once, as numbers, rather than in every copy: a usage event
+    every few lines would keep each point alive in many copies, as objects the garbage
+    collector walks (a jump would pay for them)."""
+
+    def __init__(self, root: Path, mission_id: str, every: int) -> None:
+        self.every = every
+        super().__init__(root, mission_id)
+
+    def _reset_events(self) -> None:
+        super()._reset_events()
+        self.event_checkpoints: list[Checkpoint] = []
+        self.event_lines = array("Q")
+        self.usage_series = (array("q"), array("d"), array("q"), array("q"), array("q"))
+        """Every usage point folded: microseconds since EPOCH, usd, tokens, steps, line."""
+
+    def _reset_evidence(self) -> None:
+        super()._reset_evidence()
+        self.evidence_checkpoints: list[Checkpoint] = []
+        self.evidence_marks = array("Q")
+        self.evidence_lines = array("Q")
+        self.evidence_times = array("d")
+
+    def _on_event(self, event: Any, line: int) -> None:
+        super()._on_event(event, line)
+        at, usd, tokens, steps, lines = self.usage_series
+        if event.type == "usage":
+            point = self.usage[-1]
+            at.append((point.at - EPOCH) // MICROSECOND)
+            usd.append(point.usd)
+            tokens.append(point.tokens)
+            steps.append(point.steps)
+            lines.append(point.line)
+        if line - (self.event_lines[-1] if self.event_lines else 0) >= self.every:
+            saved = self.saved(CHECKPOINTED)
+            self.event_checkpoints.append(Checkpoint(line, event.at, saved, len(at)))
+            self.event_lines.append(line)
+
+    def usage_until(self, count: int) -> deque[UsagePoint]:
+        """The usage aggregate as it was after `count` usage points."""
+        at, usd, tokens, steps, lines = self.usage_series
+        return deque(
+            (
+                UsagePoint(EPOCH + at[i] * MICROSECOND, usd[i], tokens[i], steps[i], lines[i])
+                for i in range(max(0, count - USAGE_POINTS), count)
+            ),
+            maxlen=USAGE_POINTS,
+        )
+
+    def _on_evidence(self, item: Any, line: int) -> None:
+        super()._on_evidence(item, line)
+        times = self.evidence_times
+        stamp = item.at.timestamp()
+        times.append(max(stamp, times[-1]) if times else stamp)
+        self.evidence_lines.append(line)
+        if line - (self.evidence_marks[-1] if self.evidence_marks else 0) >= self.every:
+            saved = self.saved(EVIDENCE_AGGREGATES)
+            self.evidence_checkpoints.append(Checkpoint(line, item.at, saved))
+            self.evidence_marks.append(line)
+
+
+# ---- what a frame shows ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepAt:
+    """A step of the plan in force (or one events name outside any plan)."""
+
+    id: str
+    title: str
+    risk: str
+    state: str | None
+    reason: str
+    actor: str | None
+    line: int | None
+    """The events line of its latest step event."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestAt:
+    id: str
+    step: str
+    tool: str
+    risk: str
+    status: str
+    requested_at: datetime | None
+    decided_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceAt:
+    id: str
+    step: str
+    verdict: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """The mission as of one event (`seq` 0: before the first)."""
+
+    seq: int
+    at: datetime | None
+    event: str
+    """What the event at `seq` was, in a few words."""
+    actor: str | None
+    status: str
+    plan_version: int | None
+    steps: tuple[StepAt, ...]
+    budget: tuple[Limit, ...]
+    requests: tuple[RequestAt, ...]
+    evidence: tuple[EvidenceAt, ...]
+    """The latest EVIDENCE_SHOWN so far, oldest first."""
+    evidence_lines: int
+    halt: str | None
+    problems: tuple[Problem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One thing that differs from the previous moment: `what` is status, plan, step,
+    budget, request, evidence or halt; `key` names the step, limit, request or evidence."""
+
+    what: str
+    key: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    moment: Moment
+    previous: Moment
+    changes: tuple[Change, ...]
+    last_seq: int
+
+
+# ---- the replay ------------------------------------------------------------------------------
+
+
+class Replay:
+    """One mission, replayable at any line of its events log."""
+
+    def __init__(self, root: Path | str, mission_id: str, every: int = CHECKPOINT_LINES) -> None:
+        self.workspace = Workspace(root)
+        self.mission = _Recorded(self.workspace.root, mission_id, every)
+        self.workspace.missions[mission_id] = self.mission
+
+    def refresh(self) -> bool:
+        """Read what changed in the mission's folder (of the logs, only what was appended);
+        False when the mission's folder is not there."""
+        self.workspace.load_settings()
+        self.workspace.apply([mission_dir(self.mission.id)])
+        return self.mission.exists()
+
+    @property
+    def settings(self) -> Settings:
+        return self.workspace.settings
+
+    @property
+    def last_seq(self) -> int:
+        """How many lines the events log has (0: none yet)."""
+        reader = self.mission.events
+        return len(reader.line_starts) if reader is not None else 0
+
+    def frame(self, seq: int) -> Frame:
+        """The mission as of event `seq` (1..last_seq), as of the one before, and what
+        changed. Reads at most `every` lines of each log."""
+        last = self.last_seq
+        if not 1 <= seq <= last:
+            raise ValueError(f"no event {seq}: the events log has {last} lines")
+        source = self.mission
+        assert source.events is not None  # last_seq > 0
+        start = _checkpoint(source.event_checkpoints, source.event_lines, seq - 1)
+        first = start.line if start else 0
+        lines = source.events.read_window(first, seq - first)
+        before = _fresh(source)
+        if start is not None:
+            before.restore(start.saved)
+            before.usage = source.usage_until(start.usage)
+        earlier = [(n, r) for n, r in lines[:-1] if not isinstance(r, Problem)]
+        _fold(before._on_event, earlier)
+        at_before = earlier[-1][1].at if earlier else (start.at if start else None)
+        _, record = lines[-1]
+        at = at_before if isinstance(record, Problem) else record.at
+        evidence_before = self._evidence_line(at_before)
+        evidence = self._evidence_line(at)
+        later = self._evidence(before, evidence_before, evidence)
+        after = _fresh(source)
+        after.restore(before.saved(EVENT_AGGREGATES + EVIDENCE_AGGREGATES))
+        _fold(after._on_evidence, later)
+        if not isinstance(record, Problem):
+            after._on_event(record, seq)
+        now = at or source.first_event_at or EPOCH
+        previous = self._moment(before, seq - 1, at_before, evidence_before, None, at_before or now)
+        moment = self._moment(after, seq, at, evidence, record, now)
+        return Frame(moment, previous, changes(previous, moment), last)
+
+    def _evidence_line(self, at: datetime | None) -> int:
+        """The last evidence line as of `at` (0: none)."""
+        if at is None:
+            return 0
+        index = bisect_right(self.mission.evidence_times, at.timestamp())
+        return self.mission.evidence_lines[index - 1] if index else 0
+
+    def _evidence(self, state: MissionState, upto: int, then: int) -> list[tuple[int, Any]]:
+        """Fold evidence lines 1..`upto` into `state` (restored at a checkpoint); return the
+        records of the lines after it, up to `then`."""
+        source = self.mission
+        start = _checkpoint(source.evidence_checkpoints, source.evidence_marks, upto)
+        first = start.line if start else 0
+        if start is not None:
+            state.restore(start.saved)
+        if source.evidence is None or then <= first:
+            return []
+        window = source.evidence.read_window(first, then - first)
+        records = [(n, r) for n, r in window if not isinstance(r, Problem)]
+        _fold(state._on_evidence, [(n, r) for n, r in records if n <= upto])
+        return [(n, r) for n, r in records if n > upto]
+
+    def _moment(
+        self,
+        state: MissionState,
+        seq: int,
+        at: datetime | None,
+        evidence: int,
+        record: Any,
+        now: datetime,
+    ) -> Moment:
+        _as_of(state, self.mission, at)
+        state.until = (seq, evidence)
+        return moment(state, seq, at, record, now, self.settings, evidence)
+
+
+def _checkpoint(checkpoints: list[Checkpoint], lines: array[int], line: int) -> Checkpoint | None:
+    """The last checkpoint at or before `line`."""
+    index = bisect_right(lines, line)
+    return checkpoints[index - 1] if index else None
+
+
+def _fold(on_record: Any, records: Iterable[tuple[int, Any]]) -> None:
+    for line, record in records:
+        on_record(record, line)
+
+
+def _fresh(source: MissionState) -> MissionState:
+    """A state with no aggregates yet, holding what of `source` no log or time decides."""
+    state = MissionState(source.root, source.id)
+    state.intent, state.constraints = source.intent, source.constraints
+    state.signers = source.signers
+    state.events, state.evidence = source.events, source.evidence
+    state.history, state.artifacts = source.history, source.artifacts
+    state.constraint_history = source.constraint_history
+    state.policy_signatures = source.policy_signatures
+    state.artifact_checks, state.path_problems = source.artifact_checks, source.path_problems
+    return state
+
+
+def _as_of(state: MissionState, source: MissionState, at: datetime | None) -> None:
+    """Give `state` the documents of `source` that were written at or before `at`."""
+    state.plans = _written(source.plans, "created_at", at)
+    state.requests = _written(source.requests, "requested_at", at)
+    state.decisions = _written(source.decisions, "decided_at", at)
+    handoff = _written({"": source.handoff} if source.handoff else {}, "at", at)
+    state.handoff = handoff.get("")
+
+
+def _written(documents: dict[Any, Loaded[Any]], field: str, at: datetime | None) -> dict[Any, Any]:
+    """The documents whose `field` is at or before `at`; one without a readable time
+    counts from the start."""
+    kept = {}
+    for key, loaded in documents.items():
+        when = getattr(loaded.record, field, None) if loaded.record is not None else None
+        if when is None or (at is not None and when <= at):
+            kept[key] = loaded
+    return kept
+
+
+# ---- deriving a moment -----------------------------------------------------------------------
+
+
+def moment(
+    state: MissionState,
+    seq: int,
+    at: datetime | None,
+    record: Any,
+    now: datetime,
+    settings: Settings,
+    evidence_lines: int,
+) -> Moment:
+    """What the HUD derives from `state` at `now`, as the moment of event `seq` (at `at`;
+    `record` is that event, or None)."""
+    plan = state.latest_plan
+    evidence = tuple(
+        EvidenceAt(item.id, item.step, item.verdict, line)
+        for line, item in list(state.recent_evidence)[-EVIDENCE_SHOWN:]
+    )
+    return Moment(
+        seq=seq,
+        at=at,
+        event=describe(record),
+        actor=getattr(record, "actor", None),
+        status=mission_status(state, now, settings).value,
+        plan_version=plan.version if plan else None,
+        steps=steps_at(state),
+        budget=budget_use(state, now).limits,
+        requests=tuple(_request(state, rid, now) for rid in sorted(state.requests)),
+        evidence=evidence,
+        evidence_lines=evidence_lines,
+        halt=state.halt.reason if state.halt else None,
+        problems=tuple(state.problems()),
+    )
+
+
+def steps_at(state: MissionState) -> tuple[StepAt, ...]:
+    """The latest plan's steps in order, then steps events name outside it."""
+    plan = state.latest_plan
+    planned = plan.steps if plan is not None else []
+    found = []
+    for step in planned:
+        latest = state.step_latest.get(step.id)
+        found.append(_step(step.id, step.title, step.risk, latest))
+    known = {step.id for step in planned}
+    for step_id in sorted(state.step_latest.keys() - known):
+        found.append(_step(step_id, "", "", state.step_latest[step_id]))
+    return tuple(found)
+
+
+def _step(step_id: str, title: str, risk: str, latest: Any) -> StepAt:
+    if latest is None:
+        return StepAt(step_id, title, risk, None, "", None, None)
+    event = latest.event
+    return StepAt(step_id, title, risk, event.state, event.reason, event.actor, latest.line)
+
+
+def _request(state: MissionState, request_id: str, now: datetime) -> RequestAt:
+    record = state.requests[request_id].record
+    decided = state.decisions.get(request_id)
+    return RequestAt(
+        request_id,
+        record.step if record else "",
+        record.tool if record else "",
+        record.risk if record else "",
+        request_status(state, request_id, now).value,
+        record.requested_at if record else None,
+        decided.record.decided_at if decided and decided.record else None,
+    )
+
+
+def describe(record: Any) -> str:
+    """An event in a few words (a line that does not load: its problem)."""
+    if record is None:
+        return ""
+    if isinstance(record, Problem):
+        return f"does not load: {record.message}"
+    kind = record.type
+    if kind == "step":
+        return f"step {record.step} {record.state}" + (
+            f": {record.reason}" if record.reason else ""
+        )
+    if kind == "attempt":
+        outcome = f" ({record.outcome})" if record.outcome else ""
+        return f"attempt {record.attempt} of {record.step} {record.phase}: {record.tool}{outcome}"
+    if kind == "usage":
+        return f"usage {record.usd:.2f} usd, {record.tokens:,} tokens, {record.steps} steps"
+    if kind == "error":
+        return f"error: {record.message}"
+    if kind == "halt":
+        return f"halt: {record.reason}"
+    return str(kind)
+
+
+# ---- what changed ----------------------------------------------------------------------------
+
+
+def changes(before: Moment, after: Moment) -> tuple[Change, ...]:
+    """What differs from `before` to `after`, in the order a reader looks: status, plan,
+    steps, budget (but wall time), requests, evidence, halt."""
+    found: list[Change] = []
+
+    def differ(what: str, key: str, old: str, new: str) -> None:
+        if old != new:
+            found.append(Change(what, key, old, new))
+
+    differ("status", "", before.status, after.status)
+    differ("plan", "", _version(before.plan_version), _version(after.plan_version))
+    old_steps = {step.id: step.state or "" for step in before.steps}
+    for step in after.steps:
+        differ("step", step.id, old_steps.pop(step.id, ""), step.state or "")
+    for step_id, state in old_steps.items():
+        differ("step", step_id, state, "(not in the plan)")
+    old_limits = {limit.name: _number(limit.used) for limit in before.budget}
+    for limit in after.budget:
+        if limit.name != "time":  # wall time moves with every event
+            differ("budget", limit.name, old_limits.get(limit.name, ""), _number(limit.used))
+    old_requests = {request.id: request.status for request in before.requests}
+    for request in after.requests:
+        differ("request", request.id, old_requests.get(request.id, ""), request.status)
+    seen = {item.id for item in before.evidence}
+    for item in after.evidence:
+        if item.id not in seen and item.line > before.evidence_lines:
+            differ("evidence", item.id, "", f"{item.verdict} for {item.step}")
+    differ("halt", "", before.halt or "", after.halt or "")
+    return tuple(found)
+
+
+def _version(version: int | None) -> str:
+    return f"v{version}" if version is not None else ""
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if value == int(value) else f"{value:,.2f}"

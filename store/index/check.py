@@ -1,0 +1,182 @@
+"""The invariants behind `hud check`: every problem in a state directory, by mission.
+
+Large workspaces are checked in parallel: missions are split into many tasks of similar
+size (the size of their files), which worker processes take heaviest first as they
+finish one; each task builds its part of the index and reports back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from store.format.layout import TRUST_FILE_RE
+from store.format.problems import Problem
+from store.format.row import MissionStatus
+from store.index.workspace import WORKSPACE_ROW, Workspace, group_by_mission
+
+PARALLEL_BYTES = 16 * 1024 * 1024
+TASKS_PER_JOB = 64
+"""Missions are checked in this many tasks per process: small tasks keep every process
+busy to the end, each costs a fresh index and one pickled result."""
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class MissionReport:
+    status: MissionStatus
+    title: str
+    problems: list[Problem]
+    verdicts: dict[str, str] = field(default_factory=dict)
+    """A SMALL workspace's verdict per check: schema, lint, strict, verify."""
+    effective_policy: dict[str, object] | None = None
+    """A native mission's approval rules in force (`store.trust.policy.EffectivePolicy`)."""
+
+
+@dataclass(slots=True)
+class Report:
+    """What `hud check` found: workspace-level problems and one report per mission."""
+
+    root: str
+    workspace_problems: list[Problem] = field(default_factory=list)
+    missions: dict[str, MissionReport] = field(default_factory=dict)
+
+    def all_problems(self) -> list[Problem]:
+        found = list(self.workspace_problems)
+        for report in self.missions.values():
+            found.extend(report.problems)
+        return found
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for p in self.all_problems() if p.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for p in self.all_problems() if p.severity == "warn")
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "root": self.root,
+            "valid": self.errors == 0,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "problems": [p.to_json() for p in self.workspace_problems],
+            "missions": {
+                mission_id: {
+                    "status": report.status.value,
+                    "title": report.title,
+                    "problems": [p.to_json() for p in report.problems],
+                    **({"verdicts": report.verdicts} if report.verdicts else {}),
+                    **(
+                        {"effective_policy": report.effective_policy}
+                        if report.effective_policy is not None
+                        else {}
+                    ),
+                }
+                for mission_id, report in sorted(self.missions.items())
+            },
+        }
+
+
+Checked = tuple[dict[str, MissionReport], list[Problem]]
+"""A report per row, and the problems of no row."""
+
+
+def _check_paths(root: str, paths: list[str]) -> Checked:
+    """Index these paths and report each row in them (runs in a worker process). The
+    `signers/` files among them are read for the missions' signatures: their problems
+    are the parent's to report (it reads them too), not each task's."""
+    workspace = Workspace(root)
+    workspace.load_settings()
+    workspace.apply(paths)
+    reports, loose = _reports(workspace)
+    return reports, [p for p in loose if not TRUST_FILE_RE.match(p.path)]
+
+
+def _reports(workspace: Workspace) -> Checked:
+    """A report per row of every source, and the problems of no row (settings apart):
+    the same rows and problems the HUD shows (`Workspace.row`, `problems_by_row`)."""
+    loose = [problem for source in workspace.sources for problem in source.loose_problems()]
+    found = workspace.problems_by_row(workspace.settings_problems + loose)
+    found.pop(WORKSPACE_ROW, None)
+    reports = {}
+    for row_id, row in workspace.rows().items():
+        problems = found.pop(row_id, [])
+        native = workspace.missions.get(row_id)
+        rules = native.effective_policy.to_json() if native is not None else None
+        verdicts = workspace.verdicts(row_id)
+        reports[row_id] = MissionReport(row.status, row.title, problems, verdicts, rules)
+    for problems in found.values():  # files in the folder of no row
+        loose.extend(problems)
+    return reports, loose
+
+
+def _size(root: str, rel: str) -> int:
+    try:
+        return os.lstat(os.path.join(root, rel)).st_size
+    except OSError:
+        return 0
+
+
+def _chunks(weights: dict[str, int], count: int) -> list[list[str]]:
+    """Split missions into `count` groups of similar total weight, heaviest group first."""
+    groups: list[list[str]] = [[] for _ in range(count)]
+    totals = [0] * count
+    for mission_id in sorted(weights, key=weights.__getitem__, reverse=True):
+        index = totals.index(min(totals))
+        groups[index].append(mission_id)
+        totals[index] += weights[mission_id]
+    order = sorted(range(count), key=totals.__getitem__, reverse=True)
+    return [groups[index] for index in order if groups[index]]
+
+
+Task = tuple[list[str], int]
+"""The paths of some missions, and their weight (bytes) for the progress bar."""
+
+
+def _results(root: str, tasks: list[Task], jobs: int) -> Iterator[tuple[Checked, int]]:
+    """Each task's result and weight: in this process when jobs is 1, else as workers
+    finish them (a worker that is done takes the next task, heaviest first)."""
+    if jobs == 1:
+        for paths, weight in tasks:
+            yield _check_paths(root, paths), weight
+        return
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = {pool.submit(_check_paths, root, paths): weight for paths, weight in tasks}
+        for future in as_completed(futures):
+            yield future.result(), futures[future]
+
+
+def check(root: Path, progress: Progress | None = None, jobs: int | None = None) -> Report:
+    """Check every invariant of the state directory at `root`."""
+    workspace = Workspace(root)
+    missions, other = group_by_mission(workspace.walk())
+    workspace.apply(other)
+    reports, loose = _reports(workspace)
+    report = Report(str(workspace.root), workspace.settings_problems + loose, reports)
+    weights = {m: sum(_size(report.root, p) for p in paths) for m, paths in missions.items()}
+    total = sum(weights.values())
+    jobs = jobs or os.cpu_count() or 1
+    if total < PARALLEL_BYTES or len(missions) < 2:
+        jobs = 1  # not worth starting processes
+    signers = [p for p in other if TRUST_FILE_RE.match(p)]  # every task checks signatures
+    tasks = [
+        ([*signers, *(p for m in group for p in missions[m])], sum(weights[m] for m in group))
+        for group in _chunks(weights, min(len(weights), jobs * TASKS_PER_JOB))
+    ]
+    done = 0
+    seen = set(report.workspace_problems)
+    for (reports, loose), weight in _results(report.root, tasks, jobs):
+        report.missions.update(reports)
+        for problem in loose:
+            if problem not in seen:
+                seen.add(problem)
+                report.workspace_problems.append(problem)
+        done += weight
+        if progress:
+            progress(done, total)
+    return report

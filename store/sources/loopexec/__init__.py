@@ -1,0 +1,1 @@
+"""loopexec runs (`.loopexec/`), read-only: the receipts (`runs`) and the source."""

@@ -1,0 +1,1 @@
+"""Native missions (`missions/<id>/`) as a source: `source.NativeSource`."""
