@@ -33,8 +33,7 @@ if TYPE_CHECKING:
 
     from hud.acts.session import Decider, HumanWriter, Session
     from hud.approvals import ApprovalFeed
-    from hud.commands import Identity
-    from hud.roles import Role
+    from hud.roles import Identity, Role
     from store.problems import Problem
     from store.row import MissionSummary
     from store.sources.base import ReadAhead

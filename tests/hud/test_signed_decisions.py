@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from hud.app import HudApp
-from hud.cli import main
 from store.agent import authorize
 from store.approval_checks import review
 from store.sshsig import load_signer

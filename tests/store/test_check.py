@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import store.check
-from hud.cli import main
+from cli.main import main
 from store.check import check
 from tests.factory import mission, resume
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import main as hud_main
+from cli.main import main as hud_main
 from store.loopexec import EXIT_CLASSES, HALT_REASONS, exit_class, exit_code
 from store.row import MissionStatus
 from store.workspace import Workspace

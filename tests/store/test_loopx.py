@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import store.confined
-from hud.cli import main as hud_main
+from cli.main import main as hud_main
 from store.approval_checks import approval_queue
 from store.check import check
 from store.row import MissionStatus

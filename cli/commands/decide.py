@@ -26,10 +26,10 @@ import asyncio
 from datetime import datetime
 from pathlib import Path
 
+from cli.commands import SUMMARIES, sign_key_signer
 from hud.acts.decide import decide, decided_first
 from hud.acts.session import Session, inline, writer_for
-from hud.commands import SUMMARIES, sign_key_signer
-from hud.commands.output import emit_exact, printable, say
+from hud.output import emit_exact, printable, say
 from store.approval_checks import Review, Verdict, review
 from store.layout import WORKSPACE_FILE, unsafe_id
 from store.mission import MissionState
