@@ -13,7 +13,7 @@ from store.row import MissionStatus
 from widgets.header import HudHeader
 
 if TYPE_CHECKING:
-    from hud.app import HudApp
+    from hud.host import Hud
 
 
 RowT = TypeVar("RowT")
@@ -79,8 +79,8 @@ class HudScreen(SafeTitles, Screen[None]):
         return True
 
     @property
-    def hud(self) -> HudApp:
-        return cast("HudApp", self.app)
+    def hud(self) -> Hud:
+        return cast("Hud", self.app)
 
     def on_mount(self) -> None:
         self.hud.changed.subscribe(self, self._on_changed)

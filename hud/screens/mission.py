@@ -14,7 +14,6 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from hud import saving
 from hud.export import CitedEvidence, handoff_markdown
-from hud.replaying import ReplayFeed
 from hud.screens.base import RowScreen, saves, writes
 from hud.screens.mission_views import TABS
 from store.layout import Kind
@@ -63,7 +62,6 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
         """Open `mission_id` on `tab` (a tab id; the first tab when empty)."""
         super().__init__(mission_id)
         self._first_tab = tab
-        self._replay_feed: ReplayFeed | None = None
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
@@ -73,13 +71,6 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
                 with TabPane(Content(f"{index} {tab.title}"), id=tab.id):
                     yield tab.widget()
         yield HudFooter()
-
-    @property
-    def replay_feed(self) -> ReplayFeed:
-        """The replay tab's reads of this mission (made when first wanted)."""
-        if self._replay_feed is None:
-            self._replay_feed = ReplayFeed(self.hud.root, self.mission_id)
-        return self._replay_feed
 
     @property
     def mission(self) -> MissionState | None:
@@ -197,8 +188,3 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
         from hud.screens.history import HistoryScreen
 
         self.app.push_screen(HistoryScreen(self.mission_id))
-
-
-def detail(row_id: str, tab: str = "") -> MissionScreen:
-    """A native mission's screen, on `tab` (`hud.screens.details`)."""
-    return MissionScreen(row_id, tab)

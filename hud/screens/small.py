@@ -233,8 +233,3 @@ class SmallScreen(RowScreen[SmallWorkspace]):
         ask = Dialogs(self)
         flow = edit_small(ask.session, ask, self.small, document)
         self.run_worker(flow, exclusive=True, group="small-edit")
-
-
-def detail(row_id: str, tab: str = "") -> SmallScreen:
-    """The screen of row `row_id` (`hud.screens.details`; it has no tabs)."""
-    return SmallScreen(row_id)

@@ -4,6 +4,7 @@ acts themselves refuse: an approver's HUD holds a decider, never a writer."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -93,6 +94,7 @@ async def test_an_approvers_session_cannot_edit_even_when_asked(state_dir: Path)
         lambda _: None,
         lambda *a, **k: None,
         inline,
+        lambda _: asyncio.sleep(0),
         decider=Decider(writer),
     )
     before = digest(state_dir / "missions/beta/constraints.toml")
