@@ -1,6 +1,6 @@
-"""What the screens, the palette and the acts' sessions need of the app (`hud.app.HudApp`),
-as a protocol: they name this, never the app, so the app can import every screen without
-a circle. `HudApp` is checked against it (mypy, in hud.app)."""
+"""What the screens and the palette need of the app (`hud.app.HudApp`), as a protocol:
+they name this, never the app, so the app imports every screen without a circle.
+`HudApp` is checked against it (mypy, in hud.app)."""
 
 from __future__ import annotations
 
