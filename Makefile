@@ -32,7 +32,7 @@ demo: $(RUNTIME)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy store hud widgets themes simulator agentside
+	$(BIN)/mypy store hud cli widgets themes simulator agentside
 	$(BIN)/lint-imports
 
 test: lint

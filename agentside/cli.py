@@ -1,4 +1,4 @@
-"""`hud agent SUBCOMMAND ...`: the agents' side of the CLI (the router `hud.cli` hands
+"""`hud agent SUBCOMMAND ...`: the agents' side of the CLI (the router `cli.main` hands
 over here). Each subcommand is a module of `agentside.commands` with `build(parser)` and
 `run(args) -> exit code`, imported only when it runs (the MCP SDK loads only for `mcp`)."""
 

@@ -70,7 +70,7 @@ def hud_argv(root: Path) -> list[str]:
     return (
         [str(script), str(root)]
         if script.exists()
-        else [sys.executable, "-m", "hud.cli", str(root)]
+        else [sys.executable, "-m", "cli.main", str(root)]
     )
 
 

@@ -6,7 +6,7 @@
 #   examples/agent-loop.sh STATE_DIR MISSION    (an existing mission, with no plan yet)
 #
 # While it waits, approve the request in the HUD (`hud STATE_DIR`, then `a`) or with
-# `hud decide STATE_DIR MISSION deploy-1 approve --yes`. HUD="python -m hud.cli" works
+# `hud decide STATE_DIR MISSION deploy-1 approve --yes`. HUD="python -m cli.main" works
 # as well as the installed `hud`.
 set -eu
 state=${1:?usage: agent-loop.sh STATE_DIR MISSION}

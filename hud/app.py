@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from hud.acts.session import Decider, HumanWriter, Session
     from hud.approvals import ApprovalFeed
-    from hud.commands import Identity
-    from hud.roles import Role
+    from hud.host import Hud
+    from hud.roles import Identity, Role
     from store.format.problems import Problem
     from store.format.row import MissionSummary
     from store.index.workspace import Workspace
@@ -240,7 +240,8 @@ class HudApp(SafeTitles, App[None]):
         decider = None
         if writer is not None and self.role == "approver":
             decider, writer = Decider(writer), None
-        self.call_from_thread(self._adopt, workspace, writer, decider, ApprovalFeed(self))
+        feed = ApprovalFeed(self, workspace, self.scanned)
+        self.call_from_thread(self._adopt, workspace, writer, decider, feed)
         missions, other = group_by_mission(workspace.walk())
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
@@ -371,6 +372,7 @@ class HudApp(SafeTitles, App[None]):
             self.wrote,
             self.notify,
             partial(in_thread, self),
+            self.feed.reread,
             key=partial(key_of, screen),
             signer=self.signer,
             decider=self.decider,
@@ -580,6 +582,13 @@ class HudApp(SafeTitles, App[None]):
     def still_reading(self) -> str:
         """What the HUD says while its scan runs."""
         return f"still reading {self.root.name}…"
+
+
+if TYPE_CHECKING:
+
+    def _a_hud(app: HudApp) -> Hud:
+        """The app is what its screens take it for (`hud.host.Hud`), checked by mypy."""
+        return app
 
 
 def configured_theme(root: Path) -> str | None:

@@ -18,7 +18,12 @@ from store.index.approval_checks import PendingIndex, SeenRequests, queued
 from widgets.keys import key_of
 
 if TYPE_CHECKING:
-    from hud.app import HudApp
+    import asyncio
+    from typing import Any
+
+    from textual.app import App
+
+    from store.index.workspace import Workspace
 
 MAX_TOASTS = 3
 SETTLE = 0.5
@@ -28,22 +33,24 @@ SETTLE = 0.5
 class ApprovalFeed:
     """Notices new pending requests and keeps request versions seen this session."""
 
-    def __init__(self, app: HudApp) -> None:
+    def __init__(self, app: App[Any], workspace: Workspace, scanned: asyncio.Event) -> None:
         self.app = app
+        self.workspace = workspace
+        self.scanned = scanned
         self.pending = PendingIndex()
         self.seen = SeenRequests()
         self.heard: list[tuple[str, str]] = []
         """New requests waiting for `SETTLE` before they are announced."""
 
     def update(self, touched: set[str] | None) -> None:
-        workspace = self.app.workspace
+        workspace = self.workspace
         ids = workspace.missions if touched is None else touched
         for mission_id in ids:
             mission = workspace.missions.get(mission_id)
             if mission is not None and mission.decisions:
                 self.seen.observe(mission)
         new = self.pending.update(workspace, touched, workspace.clock())
-        if new and self.app.scanned.is_set():  # what the first scan finds is not news
+        if new and self.scanned.is_set():  # what the first scan finds is not news
             if not self.heard:
                 self.app.set_timer(SETTLE, self.settled)
             self.heard.extend(pair for pair in new if pair not in self.heard)
@@ -51,7 +58,7 @@ class ApprovalFeed:
     def settled(self) -> None:
         """Announce what is still in the queue of the requests heard of."""
         heard, self.heard = self.heard, []
-        workspace = self.app.workspace
+        workspace = self.workspace
         now = workspace.clock()
         new = [
             (mission_id, request_id)
@@ -71,7 +78,7 @@ class ApprovalFeed:
             app.notify(f"{len(new)} new approval requests{where}", title="Approvals", timeout=8)
         else:
             for mission_id, request_id in new:
-                mission = app.workspace.missions[mission_id]
+                mission = self.workspace.missions[mission_id]
                 record = mission.requests[request_id].record
                 what = f"{record.tool} · {record.risk}" if record else "invalid request"
                 app.notify(
@@ -79,5 +86,5 @@ class ApprovalFeed:
                     title="New approval request",
                     timeout=8,
                 )
-        if app.workspace.settings.bell:
+        if self.workspace.settings.bell:
             app.bell()

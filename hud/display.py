@@ -24,7 +24,7 @@ SINKS = {
     "palette": "hit(), discovery_hit(): command palette prompts and help; visual()",
     "tooltip": "Widget.tooltip, with_tooltip, border_title, border_subtitle: visual()",
     "label": "Static, Label, TabPane, .update(): Text, Content or a literal, never a built str",
-    "cli": "hud.commands.output.say() for every printed line; JSON is widgets.json_text first",
+    "cli": "hud.output.say() for every printed line; JSON is widgets.json_text first",
 }
 """Sink -> where it is and how text reaches it."""
 

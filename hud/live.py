@@ -52,12 +52,23 @@ class Live:
     """None while live; else what is wrong with watching, in words."""
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _rewatch: asyncio.Event = field(default_factory=asyncio.Event)
+    _waiting: list[asyncio.Future[None]] = field(default_factory=list)
+    """`reread`s whose paths are in `pending`: done when the step that takes them is folded."""
 
     def queue(self, paths: Iterable[str]) -> None:
         """Paths to bring up to date (from the watcher, the scrub or the HUD's writes)."""
         self.pending.update(paths)
         if self.pending:
             self._wake.set()
+
+    async def reread(self, paths: Iterable[str]) -> None:
+        """Read `paths` again and return once the fold has brought them into the workspace
+        (the step that takes them from the queue is folded)."""
+        folded = asyncio.get_running_loop().create_future()
+        self._waiting.append(folded)
+        self.queue(paths)
+        self._wake.set()  # folded even when no path is given
+        await folded
 
     def follow(self, also: dict[str, Path]) -> None:
         """Watch these folders outside the root too (the watcher restarts if they changed)."""
@@ -125,6 +136,7 @@ class Live:
             self._wake.clear()
             while self.pending:
                 paths, self.pending = self.pending, set()
+                waiting, self._waiting = self._waiting, []
                 index = workspace()
                 ahead = await asyncio.to_thread(index.read_ahead, paths)
                 touched = index.apply_read(ahead)
@@ -133,6 +145,9 @@ class Live:
                 for notice in notices:
                     self.notice(notice)
                 self.fold_step(None if "" in paths else touched, paths)
+                for folded in waiting:
+                    if not folded.done():  # not cancelled
+                        folded.set_result(None)
                 await asyncio.sleep(0)  # keys and paints between steps
 
     async def scrub(self, workspace: Callable[[], Workspace]) -> None:

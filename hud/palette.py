@@ -11,14 +11,14 @@ from textual.command import Hits, Provider
 from hud.display import discovery_hit, hit
 
 if TYPE_CHECKING:
-    from hud.app import HudApp
+    from hud.host import Hud
 
 
 class HudCommands(Provider):
     """Missions by id and title, the HUD's screens, and its themes."""
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
-        app = cast("HudApp", self.app)
+        app = cast("Hud", self.app)
         commands: list[tuple[str, Callable[[], object], str]] = [
             ("Show problems", app.action_problems, "every problem in the workspace"),
             ("Show approvals", app.action_approvals, "pending approval requests"),
@@ -26,7 +26,7 @@ class HudCommands(Provider):
             ("Show help", app.action_help, "every key on this screen"),
             ("Next theme", app.action_next_theme, "dark, light, high contrast"),
         ]
-        for name in sorted(app.available_themes):
+        for name in sorted(self.app.available_themes):
             if name.startswith("hud-"):
                 commands.append((f"Theme: {name}", partial(app.choose_theme, name), "switch theme"))
         for summary in sorted(app.summaries.values(), key=lambda s: s.sort_key()):

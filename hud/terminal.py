@@ -17,7 +17,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from hud.commands.output import say
+from hud.output import say
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -49,7 +49,7 @@ def corpus_workspaces() -> list[str]:
 def check_verdicts(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """`hud check DIR`'s exit code and SMALL verdicts ("schema valid, lint ..."), after
     checking that `--json` gives the same."""
-    from hud.cli import main
+    from cli.main import main
 
     code = main(["check", str(root)])
     out = capsys.readouterr().out

@@ -87,7 +87,7 @@ def test_the_wheel_holds_the_packages_the_stylesheet_and_the_script(wheel: Path)
     assert "themes/hud.tcss" in names
     assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
     [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
-    assert "hud = hud.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "hud = cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_the_installed_package_comes_from_the_wheel(tool: Path) -> None:

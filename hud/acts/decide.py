@@ -5,8 +5,9 @@ they ask (`DecideAsk`: dialogs, or flags) and in how they say the `Outcome`.
 1. check the request as it is (`store.index.approval_checks.refusal`, the reason aside);
 2. ask for the reason, then, approving, the confirmation its risk needs: a yes for an
    external write, the tool name typed for an irreversible action;
-3. check again against the request as it is now, bound to the digest first seen (or
-   `digest`, the one the human reviewed elsewhere), with the reason;
+3. read the request again (`Session.reread`: returns once the workspace holds it) and
+   check again against it as it is now, bound to the digest first seen (or `digest`, the
+   one the human reviewed elsewhere), with the reason;
 4. sign it with the session's signer, if any (`store.trust.signatures.payload`, version 2:
    bound to the state directory's id, workspace.toml, created at the first decision);
 5. write the decision once (`HumanWriter.decide`): someone who decided first wins.
@@ -80,7 +81,7 @@ async def decide(
     if writer is None:
         return Outcome(verdict, "read_only", current)
     mission, request_id = current.mission, current.request_id
-    session.wrote([request_path(mission, request_id)])
+    await session.reread([request_path(mission, request_id)])
     current = look()
     if current is None:
         return Outcome(verdict, "gone")

@@ -89,6 +89,9 @@ class Session:
     """Files just written (or about to be re-read): the live view folds them at once."""
     notify: Notify
     in_thread: InThread
+    reread: Callable[[Iterable[str]], Awaitable[None]]
+    """Files to read again: returns once the workspace holds what they say now (the live
+    view folded them, or the CLI read them)."""
     key: Callable[[str], str | None] = lambda binding: None
     """The key bound to a binding id, for a message that names it (None: unbound)."""
     signer: Signer | None = None

@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
-from hud.screens.base import HudScreen, decides
+from hud.screens.base import HudScreen
 from store.derivation.derive import RequestStatus
 from store.index.approval_checks import QueueItem, Review, Verdict, approval_queue, review
 from widgets.columns import DetailLine
@@ -174,10 +174,11 @@ class ApprovalsScreen(Filtering, HudScreen):
 class RequestScreen(HudScreen):
     """One request: what it would do, in full, and the decision on it."""
 
+    DECIDES = frozenset({"approve", "reject"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="request.back"),
-        Binding("y", decides("approve"), "Approve", id="request.approve", priority=True),
-        Binding("n", decides("reject"), "Reject", id="request.reject", priority=True),
+        Binding("y", "approve", "Approve", id="request.approve", priority=True),
+        Binding("n", "reject", "Reject", id="request.reject", priority=True),
         Binding("m", "mission", "Mission", id="request.mission"),
         Binding("r", "toggle_raw", "Raw args", id="request.raw"),
     ]

@@ -36,8 +36,8 @@ class Dialogs:
 
     def __init__(self, screen: HudScreen) -> None:
         self.screen = screen
-        self.app = screen.hud
-        self.session = self.app.session_for(screen)
+        self.app = screen.app
+        self.session = screen.hud.session_for(screen)
         self.command = editor_command()
         """The external editor; None: none set, or it failed (the in-app one from then on)."""
         self.up = asyncio.Event()

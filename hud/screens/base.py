@@ -13,37 +13,10 @@ from store.format.row import MissionStatus
 from widgets.header import HudHeader
 
 if TYPE_CHECKING:
-    from hud.app import HudApp
+    from hud.host import Hud
 
 
 RowT = TypeVar("RowT")
-
-WRITE_ACTIONS: set[str] = set()
-"""Actions that write (through the app's HumanWriter); register with `writes`."""
-DECIDE_ACTIONS: set[str] = set()
-"""Actions that decide a request (through the app's decider); register with `decides`."""
-SAVE_ACTIONS: set[str] = set()
-"""Actions that save a file for the user (an export); register with `saves`."""
-
-
-def writes(action: str) -> str:
-    """Mark `action` as a write: hidden and refused without a writer (an operator's)."""
-    WRITE_ACTIONS.add(action)
-    return action
-
-
-def saves(action: str) -> str:
-    """Mark `action` as saving a file for the user: hidden and refused in read-only mode
-    (which writes nothing at all)."""
-    SAVE_ACTIONS.add(action)
-    return action
-
-
-def decides(action: str) -> str:
-    """Mark `action` as a decision: hidden and refused unless the HUD may decide (an
-    approver or an operator)."""
-    DECIDE_ACTIONS.add(action)
-    return action
 
 
 def home_relative(path: Path) -> str:
@@ -57,12 +30,18 @@ def home_relative(path: Path) -> str:
 class HudScreen(SafeTitles, Screen[None]):
     """A screen that follows workspace changes through the app's `changed` signal.
 
-    Every write action is hidden centrally: `check_action` refuses the actions
-    registered with `writes` when the app holds no writer (a reviewer or an approver),
-    those registered with `decides` when it may not decide and `saves` when it is
-    read-only (a reviewer). Its titles
-    are made safe however they are set (`hud.display.SafeTitles`).
+    Every write action is hidden centrally: `check_action` refuses the actions a screen
+    declares in `WRITES` when the app holds no writer (a reviewer or an approver), those
+    in `DECIDES` when it may not decide and in `SAVES` when it is read-only (a reviewer).
+    Its titles are made safe however they are set (`hud.display.SafeTitles`).
     """
+
+    WRITES: ClassVar[frozenset[str]] = frozenset()
+    """This screen's actions that write (through the app's HumanWriter)."""
+    DECIDES: ClassVar[frozenset[str]] = frozenset()
+    """This screen's actions that decide a request (through the app's decider)."""
+    SAVES: ClassVar[frozenset[str]] = frozenset()
+    """This screen's actions that save a file for the user (an export)."""
 
     FOOTER_FIRST: ClassVar[tuple[str, ...]] = ()
     """Binding ids the footer keeps first when it cannot show every key, most wanted
@@ -70,17 +49,17 @@ class HudScreen(SafeTitles, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # an act the role does not allow is hidden (footer, help) and never runs
-        if action in WRITE_ACTIONS:
+        if action in self.WRITES:
             return self.hud.writer is not None
-        if action in DECIDE_ACTIONS:
+        if action in self.DECIDES:
             return self.hud.can_decide
-        if action in SAVE_ACTIONS:
+        if action in self.SAVES:
             return not self.hud.read_only
         return True
 
     @property
-    def hud(self) -> HudApp:
-        return cast("HudApp", self.app)
+    def hud(self) -> Hud:
+        return cast("Hud", self.app)
 
     def on_mount(self) -> None:
         self.hud.changed.subscribe(self, self._on_changed)

@@ -33,7 +33,7 @@ from widgets.safe_text import safe
 from widgets.typed import TypedInput, TypedTextArea, after_typed
 
 if TYPE_CHECKING:
-    from hud.app import HudApp
+    from hud.host import Hud
 
 DIALOG_CSS = """
     {name} {{ align: center middle; background: $background 60%; }}
@@ -119,8 +119,8 @@ class NewMissionScreen(ModalScreen[str | None]):
         self._armed_cancel = False
 
     @property
-    def hud(self) -> HudApp:
-        return cast("HudApp", self.app)
+    def hud(self) -> Hud:
+        return cast("Hud", self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):

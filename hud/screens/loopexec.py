@@ -83,8 +83,3 @@ class LoopexecScreen(RowScreen[LoopexecRun]):
 
     def action_cursor_up(self) -> None:
         self.query_one(ReceiptTable).action_cursor_up()
-
-
-def detail(row_id: str, tab: str = "") -> LoopexecScreen:
-    """The screen of row `row_id` (`hud.screens.details`; it has no tabs)."""
-    return LoopexecScreen(row_id)

@@ -67,8 +67,3 @@ class LoopxScreen(RowScreen[Goal]):
 
     def action_cursor_up(self) -> None:
         self.query_one(TodoTable).action_cursor_up()
-
-
-def detail(row_id: str, tab: str = "") -> LoopxScreen:
-    """The screen of row `row_id` (`hud.screens.details`; it has no tabs)."""
-    return LoopxScreen(row_id)

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from hud.commands.metrics import metric_rows
+from hud.metric_rows import metric_rows
 from hud.screens.base import HudScreen
 from store.analysis.metrics import MetricsReport, directory_metrics, edit_times
 from widgets.footer import HudFooter

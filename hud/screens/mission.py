@@ -14,8 +14,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from hud import saving
 from hud.export import CitedEvidence, handoff_markdown
-from hud.replaying import ReplayFeed
-from hud.screens.base import RowScreen, saves, writes
+from hud.screens.base import RowScreen
 from hud.screens.mission_views import TABS
 from store.derivation.mission import MissionState
 from store.format.layout import Kind
@@ -35,19 +34,21 @@ if TYPE_CHECKING:
 class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
     """Tabs over one mission; each tab's widget is fed data by a view in mission_views."""
 
+    WRITES = frozenset({"edit_intent", "edit_constraints", "adjust_budget"})
+    SAVES = frozenset({"export"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="mission.back"),
-        Binding("x", saves("export"), "Export handoff", id="mission.export"),
+        Binding("x", "export", "Export handoff", id="mission.export"),
         *[
             Binding(str(index), f"tab('{tab.id}')", tab.title, show=False, id=f"mission.{tab.id}")
             for index, tab in enumerate(TABS, start=1)
         ],
         Binding("right_square_bracket", "next_tab", "Next tab", show=False, id="mission.next"),
         Binding("left_square_bracket", "prev_tab", "Prev tab", show=False, id="mission.prev"),
-        Binding("e", writes("edit_intent"), "Edit intent", id="mission.edit"),
-        Binding("E", writes("edit_constraints"), "Edit constraints", id="mission.edit_constraints"),
+        Binding("e", "edit_intent", "Edit intent", id="mission.edit"),
+        Binding("E", "edit_constraints", "Edit constraints", id="mission.edit_constraints"),
         Binding("h", "history", "History", id="mission.history"),
-        Binding("b,plus", writes("adjust_budget"), "Adjust budget", id="mission.budget_adjust"),
+        Binding("b,plus", "adjust_budget", "Adjust budget", id="mission.budget_adjust"),
     ]
 
     FOOTER_FIRST = (
@@ -63,7 +64,6 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
         """Open `mission_id` on `tab` (a tab id; the first tab when empty)."""
         super().__init__(mission_id)
         self._first_tab = tab
-        self._replay_feed: ReplayFeed | None = None
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
@@ -73,13 +73,6 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
                 with TabPane(Content(f"{index} {tab.title}"), id=tab.id):
                     yield tab.widget()
         yield HudFooter()
-
-    @property
-    def replay_feed(self) -> ReplayFeed:
-        """The replay tab's reads of this mission (made when first wanted)."""
-        if self._replay_feed is None:
-            self._replay_feed = ReplayFeed(self.hud.root, self.mission_id)
-        return self._replay_feed
 
     @property
     def mission(self) -> MissionState | None:
@@ -197,8 +190,3 @@ class MissionScreen(RowScreen[tuple[MissionState, MissionSummary]]):
         from hud.screens.history import HistoryScreen
 
         self.app.push_screen(HistoryScreen(self.mission_id))
-
-
-def detail(row_id: str, tab: str = "") -> MissionScreen:
-    """A native mission's screen, on `tab` (`hud.screens.details`)."""
-    return MissionScreen(row_id, tab)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from textual.widget import Widget
 
+from hud.replaying import ReplayFeed
+from hud.screens.base import RowScreen
 from store.analysis.review import review
 from store.derivation.derive import budget_use
 from store.derivation.mission import MissionState
@@ -31,9 +33,6 @@ from widgets.tabs.plan import PlanVersion, PlanView
 from widgets.tabs.replay import ReplayView
 from widgets.tabs.review import ReviewView
 
-if TYPE_CHECKING:
-    from hud.screens.mission import MissionScreen
-
 W = TypeVar("W", bound=Widget)
 
 
@@ -42,7 +41,7 @@ class Tab:
     id: str
     title: str
     widget: Callable[[], Widget]
-    update: Callable[[MissionScreen, MissionState], None]
+    update: Callable[[RowScreen[Any], MissionState], None]
 
 
 # ---- reading logs incrementally ------------------------------------------------------------
@@ -101,7 +100,7 @@ LINES_READ = "log-lines"
 
 
 def follow(
-    screen: MissionScreen,
+    screen: RowScreen[Any],
     view: Widget,
     reader: LogReader | None,
     window: int,
@@ -144,7 +143,7 @@ def state_of(widget: Widget) -> ViewState:
     return state
 
 
-def find(screen: MissionScreen, kind: type[W]) -> W | None:
+def find(screen: RowScreen[Any], kind: type[W]) -> W | None:
     found = screen.query(kind)
     return found.first() if found else None
 
@@ -170,7 +169,7 @@ def artifact_checks(mission: MissionState) -> dict[str, str]:
 # ---- the views ------------------------------------------------------------------------------
 
 
-def update_intent(screen: MissionScreen, mission: MissionState) -> None:
+def update_intent(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, IntentView)
     if view is None:
         return
@@ -186,7 +185,7 @@ def update_intent(screen: MissionScreen, mission: MissionState) -> None:
     )
 
 
-def update_plan(screen: MissionScreen, mission: MissionState) -> None:
+def update_plan(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, PlanView)
     if view is None:
         return
@@ -198,7 +197,7 @@ def update_plan(screen: MissionScreen, mission: MissionState) -> None:
     view.show(versions, states)
 
 
-def update_execution(screen: MissionScreen, mission: MissionState) -> None:
+def update_execution(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, ExecutionView)
     if view is None:
         return
@@ -218,7 +217,7 @@ def update_execution(screen: MissionScreen, mission: MissionState) -> None:
     follow(screen, view, mission.events, EVENTS_WINDOW, show, again)
 
 
-def update_evidence(screen: MissionScreen, mission: MissionState) -> None:
+def update_evidence(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, EvidenceView)
     if view is None:
         return
@@ -239,7 +238,7 @@ def update_evidence(screen: MissionScreen, mission: MissionState) -> None:
     follow(screen, view, mission.evidence, EVIDENCE_WINDOW, show, again)
 
 
-def update_budget(screen: MissionScreen, mission: MissionState) -> None:
+def update_budget(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, BudgetView)
     if view is None:
         return
@@ -247,7 +246,7 @@ def update_budget(screen: MissionScreen, mission: MissionState) -> None:
     view.show(budget_use(mission, now), list(mission.usage), now)
 
 
-def update_handoff(screen: MissionScreen, mission: MissionState) -> None:
+def update_handoff(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, HandoffView)
     if view is None:
         return
@@ -272,14 +271,21 @@ def update_handoff(screen: MissionScreen, mission: MissionState) -> None:
     )
 
 
-def update_replay(screen: MissionScreen, mission: MissionState) -> None:
+def update_replay(screen: RowScreen[Any], mission: MissionState) -> None:
     """The frame of the event the view wants, read in a thread (`hud.replaying`)."""
     view = find(screen, ReplayView)
     if view is not None:
-        screen.replay_feed.ask(screen, view.wanted, view.show)
+        feed = _REPLAYS.get(view)
+        if feed is None:  # made when first wanted, for the life of the view
+            feed = _REPLAYS[view] = ReplayFeed(screen.hud.root, screen.mission_id)
+        feed.ask(screen, view.wanted, view.show)
 
 
-def update_review(screen: MissionScreen, mission: MissionState) -> None:
+_REPLAYS: WeakKeyDictionary[ReplayView, ReplayFeed] = WeakKeyDictionary()
+"""The replay tab's reads of its mission, per view."""
+
+
+def update_review(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, ReviewView)
     if view is None:
         return

@@ -17,7 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from hud.first_run import Place, guidance, make_state_dir, place_of
-from hud.screens.base import HudScreen, home_relative, writes
+from hud.screens.base import HudScreen, home_relative
 from hud.screens.decide import ConfirmDialog
 from widgets.columns import DetailLine
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
@@ -42,11 +42,12 @@ def summary_matches(summary: MissionSummary, needle: str) -> bool:
 class OverviewScreen(Filtering, HudScreen):
     """Every mission in the state directory."""
 
+    WRITES = frozenset({"new_mission", "make_state_dir"})
     BINDINGS: ClassVar[list[BindingType]] = [
         *filter_bindings("overview"),
         # priority: the form opens as the key arrives, and takes the keys typed after it
-        Binding("n", writes("new_mission"), "New mission", id="overview.new", priority=True),
-        Binding("c", writes("make_state_dir"), "Make state dir", id="overview.create"),
+        Binding("n", "new_mission", "New mission", id="overview.new", priority=True),
+        Binding("c", "make_state_dir", "Make state dir", id="overview.create"),
     ]
 
     FOOTER_FIRST = ("table.select", "overview.filter", "overview.new", "approvals")

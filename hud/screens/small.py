@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from hud.acts.small import accept_commands
-from hud.screens.base import RowScreen, writes
+from hud.screens.base import RowScreen
 from store.sources.small.workspace import SmallWorkspace
 from widgets.footer import HudFooter
 from widgets.header import HudHeader
@@ -65,10 +65,11 @@ class SmallScreen(RowScreen[SmallWorkspace]):
     SmallScreen DocumentScroll Static { padding: 0 1; }
     """
 
+    WRITES = frozenset({"edit_intent", "edit_constraints"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="small.back"),
-        Binding("e", writes("edit_intent"), "Edit intent", id="small.edit_intent"),
-        Binding("E", writes("edit_constraints"), "Edit constraints", id="small.edit_constraints"),
+        Binding("e", "edit_intent", "Edit intent", id="small.edit_intent"),
+        Binding("E", "edit_constraints", "Edit constraints", id="small.edit_constraints"),
         Binding("c", "copy_accept", "Copy accept cmd", show=False, id="small.copy_accept"),
         *[
             Binding(str(i), f"tab('{tab}')", title, show=False, id=f"small.{tab}")
@@ -233,8 +234,3 @@ class SmallScreen(RowScreen[SmallWorkspace]):
         ask = Dialogs(self)
         flow = edit_small(ask.session, ask, self.small, document)
         self.run_worker(flow, exclusive=True, group="small-edit")
-
-
-def detail(row_id: str, tab: str = "") -> SmallScreen:
-    """The screen of row `row_id` (`hud.screens.details`; it has no tabs)."""
-    return SmallScreen(row_id)

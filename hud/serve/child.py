@@ -47,7 +47,7 @@ def child_argv(root: Path, grant: Grant, origin: str, host_key: Path, saves: Pat
     key's role. A reviewer's holds no writer and saves nothing; an approver's and an
     operator's write as the key's name, from `origin`, signing decisions with the host
     key, and save exports and screenshots into the server's private folder `saves`."""
-    hud = [sys.executable, "-I", "-m", "hud.cli", str(root), f"--role={grant.role}"]
+    hud = [sys.executable, "-I", "-m", "cli.main", str(root), f"--role={grant.role}"]
     if grant.role == "reviewer":
         return hud
     return [

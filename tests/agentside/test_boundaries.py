@@ -26,7 +26,7 @@ def loaded_after(code: str) -> list[str]:
 
 
 def test_hud_help_does_not_load_the_agents_side() -> None:
-    loaded = loaded_after("from hud.cli import main; main(['--help'])")
+    loaded = loaded_after("from cli.main import main; main(['--help'])")
     assert "hud" in loaded and "agentside" not in loaded and "mcp" not in loaded
 
 
@@ -36,10 +36,10 @@ def test_the_hud_app_does_not_load_the_agents_side() -> None:
 
 
 def test_hud_agent_dispatches_and_loads_the_mcp_sdk_only_for_mcp() -> None:
-    loaded = loaded_after("from hud.cli import main; main(['agent', 'request', '--help'])")
+    loaded = loaded_after("from cli.main import main; main(['agent', 'request', '--help'])")
     assert "agentside" in loaded and "mcp" not in loaded
     done = subprocess.run(
-        [sys.executable, "-m", "hud.cli", "agent", "--help"],
+        [sys.executable, "-m", "cli.main", "agent", "--help"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -296,7 +296,7 @@ def test_a_huge_input_is_logged_as_its_hash(
 def test_runs_as_claude_code_runs_it(root: Path) -> None:
     """A real process through the router: JSON on stdin, the answer on stdout."""
     done = subprocess.run(
-        [sys.executable, "-m", "hud.cli", "agent", "claude-hook", "--state", str(root),
+        [sys.executable, "-m", "cli.main", "agent", "claude-hook", "--state", str(root),
          "--mission", MISSION],
         input=json.dumps(hook_input("Read")).encode(),
         cwd=Path(__file__).resolve().parents[2],

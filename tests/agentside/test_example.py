@@ -1,5 +1,5 @@
 """examples/agent-loop.sh, the scripted agent of docs/agents.md, run for real through
-`hud agent` (`python -m hud.cli`) against a temp state directory, with a human deciding
+`hud agent` (`python -m cli.main`) against a temp state directory, with a human deciding
 in a thread."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ SCRIPT = REPO / "examples" / "agent-loop.sh"
 
 
 def loop(root: Path, wait: str = "20") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HUD": f"{sys.executable} -m hud.cli", "WAIT": wait}
+    env = {**os.environ, "HUD": f"{sys.executable} -m cli.main", "WAIT": wait}
     return subprocess.run(
         [str(SCRIPT), str(root), MISSION],
         cwd=REPO,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hud.cli import main as hud_main
+from cli.main import main as hud_main
 from store.derivation.lease import Lease, waiting
 from store.format.layout import lease_path
 from store.index.approval_checks import approval_queue, refusal, review
@@ -45,7 +45,7 @@ def _spawn(root: Path, *args: str, stdin: bytes = b"") -> subprocess.Popen[bytes
     os.close(write_end)
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "hud.cli", "agent", *args],
+            [sys.executable, "-m", "cli.main", "agent", *args],
             stdin=read_end,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -172,7 +172,7 @@ async def test_serves_over_stdio(root: Path) -> None:
     """`hud agent mcp` as a client starts it: a subprocess speaking MCP on stdin/stdout."""
     command = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "hud.cli", "agent", "mcp", str(root), "--mission", MISSION],
+        args=["-m", "cli.main", "agent", "mcp", str(root), "--mission", MISSION],
         cwd=str(REPO),
     )
     async with Client(command) as client:
@@ -187,7 +187,7 @@ async def test_45_asks_with_2_s_client_timeouts_leave_the_server_answering(root:
     do not hold the server up: read_mission then answers within a second."""
     command = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "hud.cli", "agent", "mcp", str(root), "--mission", MISSION],
+        args=["-m", "cli.main", "agent", "mcp", str(root), "--mission", MISSION],
         cwd=str(REPO),
     )
     async with Client(command) as client:

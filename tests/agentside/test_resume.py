@@ -16,7 +16,7 @@ from tests.agentside.conftest import MISSION, Approver, Ran
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "ship/deploy-1/run-1"
-HUD = f"{sys.executable} -m hud.cli"
+HUD = f"{sys.executable} -m cli.main"
 
 
 def _attempts(root: Path) -> list[dict[str, object]]:

@@ -65,11 +65,11 @@ def wait_gone(pids: Iterable[int], timeout: float) -> float | None:
 
 
 def hud_command(*args: str) -> list[str]:
-    """The installed `hud` console script beside this Python, else `python -m hud.cli`."""
+    """The installed `hud` console script beside this Python, else `python -m cli.main`."""
     script = Path(sys.executable).with_name("hud")
     if script.exists():
         return [str(script), *args]
-    return [sys.executable, "-m", "hud.cli", *args]
+    return [sys.executable, "-m", "cli.main", *args]
 
 
 class PtyHud:

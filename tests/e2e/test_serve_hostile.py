@@ -184,10 +184,10 @@ def rss_mb(pid: int) -> float:
 
 
 def hud_pid(server: Served) -> int:
-    """The session's HUD (the server's child running hud.cli)."""
+    """The session's HUD (the server's child running cli.main)."""
     for pid in server.children():
         with contextlib.suppress(OSError):
-            if b"hud.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"cli.main" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 return pid
     raise AssertionError("no HUD runs")
 

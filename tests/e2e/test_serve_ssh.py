@@ -61,7 +61,7 @@ def hud_process(server: Served) -> tuple[list[str], dict[str, str]]:
             raw = Path(f"/proc/{pid}/environ").read_bytes().decode()
         except OSError:
             continue
-        if "hud.cli" in argv:
+        if "cli.main" in argv:
             env = dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
             return argv, env
     raise AssertionError("no HUD runs")
@@ -253,7 +253,7 @@ def plant(folder: Path, marker: Path, *modules: str) -> None:
 def test_nothing_from_the_servers_folder_or_environment_runs(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     here, elsewhere = tmp_path / "cwd", tmp_path / "pythonpath"
-    plant(here, marker, "hud/__init__.py", "hud/cli.py", "textual/__init__.py", "sitecustomize.py")
+    plant(here, marker, "hud/__init__.py", "cli/main.py", "textual/__init__.py", "sitecustomize.py")
     plant(elsewhere, marker, "textual/__init__.py", "rich/__init__.py")
     startup = tmp_path / "startup.py"
     plant(tmp_path, marker, "startup.py")

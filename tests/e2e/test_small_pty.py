@@ -62,7 +62,7 @@ def hud_argv(root: Path) -> list[str]:
     script = Path(sys.executable).with_name("hud")
     if script.exists():
         return [str(script), str(root)]
-    return [sys.executable, "-m", "hud.cli", str(root)]
+    return [sys.executable, "-m", "cli.main", str(root)]
 
 
 def test_small_workspace_opens_and_quits(tmp_path: Path) -> None:

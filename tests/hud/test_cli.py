@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hud import commands
-from hud.cli import main
+from cli import commands
+from cli.main import main
 from tests.e2e.pty_screen import hud_command
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import main
+from cli.main import main
 from store.writers.agent import authorize
 from store.writers.human import HumanWriter
 from tests.factory import mission, stamp

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import main
+from cli.main import main
 from tests.factory import mission, stamp
 
 Capture = pytest.CaptureFixture[str]

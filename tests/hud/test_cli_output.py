@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import main
+from cli.main import main
 from store.index.check import check
 from tests.factory import T0, line_bytes, mission, stamp
 from tests.widgets.test_safe_text import dangerous

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import EXIT_CLOSED_PIPE
+from cli.main import EXIT_CLOSED_PIPE
 from tests.e2e.pty_screen import hud_command
 from tests.factory import mission, stamp
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import main
-from hud.commands.metrics import duration
+from cli.commands.metrics import duration
+from cli.main import main
 from tests.factory import Mission, mission
 
 Capture = pytest.CaptureFixture[str]

@@ -1,8 +1,8 @@
 """The display sinks of `hud.display.SINKS`, held to it by reading the code.
 
 Every place that shows text outside a widget's body takes it through `hud.display`
-(or `widgets.safe_text`, or `hud.commands.output` for the CLI). This reads every module
-of hud/ and widgets/ so that a new toast, palette hit, title, tooltip, label or print
+(or `widgets.safe_text`, or `hud.output` for the CLI). This reads every module
+of hud/, cli/ and widgets/ so that a new toast, palette hit, title, tooltip, label or print
 cannot bypass that; a planted bypass of each kind shows the reader catches it.
 """
 
@@ -12,11 +12,12 @@ import ast
 import importlib
 from pathlib import Path
 
+import cli
 import hud
 import widgets
 from hud.display import SINKS, SafeTitles
 
-ROOTS = (Path(hud.__file__).parent, Path(widgets.__file__).parent)
+ROOTS = (Path(hud.__file__).parent, Path(widgets.__file__).parent, Path(cli.__file__).parent)
 PROJECT = ROOTS[0].parent
 
 SAFE_MAKERS = {"safe", "visual", "Text", "Content"}
@@ -124,7 +125,7 @@ class _Reader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         name = _name(node.func)
         last = name.rpartition(".")[2]
-        in_output = self.path.endswith("hud/commands/output.py")
+        in_output = self.path.endswith("hud/output.py")
         in_display = self.path.endswith("hud/display.py")
         if last in HITS and not in_display:
             self.flag(node, f"{name}() outside hud.display (use hit() / discovery_hit())")
@@ -144,11 +145,11 @@ class _Reader(ast.NodeVisitor):
             self.flag(node, "with_tooltip() without visual()/safe()")
         if not in_output:
             if name in PRINTS:
-                self.flag(node, f"{name}() outside hud.commands.output (use say())")
+                self.flag(node, f"{name}() outside hud.output (use say())")
             if last in WRITES and name.startswith(("sys.stdout", "sys.stderr")):
-                self.flag(node, f"{name}() outside hud.commands.output (use say())")
-            if name == "json.dumps" and self.path.startswith("hud/"):
-                self.flag(node, "json.dumps() outside hud.commands.output (use json_text())")
+                self.flag(node, f"{name}() outside hud.output (use say())")
+            if name == "json.dumps" and self.path.startswith(("hud/", "cli/")):
+                self.flag(node, "json.dumps() outside hud.output (use json_text())")
         self.generic_visit(node)
 
 

@@ -25,7 +25,7 @@ from textual.widgets import DataTable, OptionList, Static, TabbedContent
 
 from hud.app import HudApp
 from hud.screens.approvals import ApprovalsScreen, RequestScreen
-from hud.screens.base import DECIDE_ACTIONS, SAVE_ACTIONS, WRITE_ACTIONS
+from hud.screens.base import HudScreen
 from hud.screens.decide import ConfirmDialog, ReasonDialog
 from hud.screens.edit import BudgetAdjustScreen, NewMissionScreen, TomlEditorScreen
 from hud.screens.help import HelpScreen, KeyGroup, key_groups, key_rows
@@ -751,17 +751,23 @@ def lister(listed: list[list[tuple[str, str]]]) -> Callable[..., Awaitable[bool]
     return walk
 
 
+def guarded(screen: type[HudScreen]) -> frozenset[str]:
+    """The writes, decisions and saves `screen` and every screen below it declare."""
+    below = (guarded(sub) for sub in screen.__subclasses__())
+    return screen.WRITES.union(screen.DECIDES, screen.SAVES, *below)
+
+
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: s.name)
 async def test_read_only_lists_the_same_keys_but_writes(screen: Screen, tmp_path: Path) -> None:
     """Read-only, a screen lists exactly the keys it lists writable, less every write,
-    decision and save (`hud.screens.base.writes`, `decides`, `saves`): what cannot be
-    done is not offered."""
+    decision and save (each screen's `WRITES`, `DECIDES`, `SAVES`): what cannot be done
+    is not offered."""
     writable: list[list[tuple[str, str]]] = []
     read_only: list[list[tuple[str, str]]] = []
     await walked(screen, screen.build(tmp_path / "writable"), False, lister(writable))
     await walked(screen, screen.build(tmp_path / "read-only"), True, lister(read_only))
     for keys, kept in zip(writable, read_only, strict=True):
-        hidden = WRITE_ACTIONS | DECIDE_ACTIONS | SAVE_ACTIONS
+        hidden = guarded(HudScreen)
         assert kept == [key for key in keys if key[1] not in hidden]
 
 

@@ -12,7 +12,7 @@ from textual.command import CommandPalette
 from textual.widgets import Sparkline, Static
 
 from hud.app import HudApp
-from hud.commands.metrics import metric_rows
+from hud.metric_rows import metric_rows
 from hud.screens import metrics as metrics_screen
 from hud.screens.metrics import MetricsScreen
 from store.analysis.metrics import directory_metrics

@@ -359,7 +359,7 @@ async def test_an_altered_evidence_line_never_shows_a_pass(
 def test_the_handoff_export_does_not_cite_an_altered_line_as_verified(
     agent_dir: tuple[Path, AgentWriter], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from hud.cli import main
+    from cli.main import main
 
     root, agent = agent_dir
     agent.evidence("s2", "rows copied", "count(*)", "half the rows are there")

@@ -4,6 +4,7 @@ acts themselves refuse: an approver's HUD holds a decider, never a writer."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -94,6 +95,7 @@ async def test_an_approvers_session_cannot_edit_even_when_asked(state_dir: Path)
         lambda _: None,
         lambda *a, **k: None,
         inline,
+        lambda _: asyncio.sleep(0),
         decider=Decider(writer),
     )
     before = digest(state_dir / "missions/beta/constraints.toml")
@@ -107,11 +109,11 @@ async def test_an_approvers_session_cannot_edit_even_when_asked(state_dir: Path)
 
 @pytest.mark.parametrize("role", ["reviewer", "approver", "operator"])
 def test_the_cli_takes_a_role(role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hud import commands
-    from hud.cli import main
+    from cli import launch
+    from cli.main import main
 
     seen: dict[str, object] = {}
-    monkeypatch.setattr(commands, "run_app", lambda root, **options: seen.update(options) or 0)
+    monkeypatch.setattr(launch, "open_app", lambda root, **options: seen.update(options) or 0)
     main([str(tmp_path), f"--role={role}"])
     assert seen["role"] == role
     main([str(tmp_path)])

@@ -13,9 +13,9 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from hud import commands
-from hud.cli import main
-from hud.commands.serve import listen_address, loopback
+from cli import launch
+from cli.commands.serve import listen_address, loopback
+from cli.main import main
 from hud.serve.child import (
     FIXED_PATH,
     MAX_ENV_NAMES,
@@ -75,7 +75,7 @@ def test_an_unsafe_comment_names_the_fingerprint() -> None:
 def test_a_reviewer_child_holds_no_writer() -> None:
     alice = Grant("reviewer", "SHA256:a", "alice")
     reviewer = child_argv(Path("/s"), alice, "o", Path("/k"), Path("/v"))
-    assert reviewer[1:4] == ["-I", "-m", "hud.cli"] and reviewer[-2:] == ["/s", "--role=reviewer"]
+    assert reviewer[1:4] == ["-I", "-m", "cli.main"] and reviewer[-2:] == ["/s", "--role=reviewer"]
     bob = Grant("approver", "SHA256:b", "-rf")
     approver = child_argv(Path("/s"), bob, "from x", Path("/k"), Path("/v"))
     assert approver[-6:] == [
@@ -136,7 +136,7 @@ def test_the_hud_takes_its_identity_from_hud_serve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: dict[str, object] = {}
-    monkeypatch.setattr(commands, "run_app", lambda root, **options: seen.update(options) or 0)
+    monkeypatch.setattr(launch, "open_app", lambda root, **options: seen.update(options) or 0)
     main([str(tmp_path), "--as-user", "bob", "--origin", "from x", "--sign-key", "/k"])
     assert seen["identity"] == ("bob", "from x")
     main([str(tmp_path)])

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from hud.app import HudApp
-from hud.cli import main
 from store.index.approval_checks import review
 from store.index.workspace import Workspace
 from store.trust.sshsig import load_signer

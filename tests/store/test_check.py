@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import store.index.check
-from hud.cli import main
+from cli.main import main
 from store.index.check import check
 from tests.factory import mission, resume
 

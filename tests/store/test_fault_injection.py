@@ -211,7 +211,7 @@ def test_the_real_hud_check_never_hangs_nor_prints_a_traceback(
 ) -> None:
     root, _outside, hostile = build(tmp_path, tree)
     done = subprocess.run(
-        [sys.executable, "-m", "hud.cli", "check", "--json", str(root)],
+        [sys.executable, "-m", "cli.main", "check", "--json", str(root)],
         capture_output=True,
         text=True,
         timeout=30,

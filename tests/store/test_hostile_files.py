@@ -223,7 +223,7 @@ def unreadable(command: list[str]) -> subprocess.CompletedProcess[str]:
 def test_what_cannot_be_read_is_an_error_never_skipped(tmp_path: Path, rel: str) -> None:
     native_state(tmp_path)
     os.chmod(tmp_path / rel, 0)
-    hud_check = [sys.executable, "-m", "hud.cli", "check", str(tmp_path)]
+    hud_check = [sys.executable, "-m", "cli.main", "check", str(tmp_path)]
     done = unreadable(hud_check)
     os.chmod(tmp_path / rel, 0o755)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from hud.cli import main
+from cli.main import main
 from store.format.layout import classify, is_transient, safe_mission_id, safe_request_id
 from store.index.approval_checks import id_blocker
 from store.writers.human import AlreadyDecided, HumanWriteError, HumanWriter, OwnershipError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hud.cli import main as hud_main
+from cli.main import main as hud_main
 from store.format.row import MissionStatus
 from store.index.workspace import Workspace
 from store.sources.loopexec.runs import EXIT_CLASSES, HALT_REASONS, exit_class, exit_code

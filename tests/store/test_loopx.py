@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import store.format.confined
-from hud.cli import main as hud_main
+from cli.main import main as hud_main
 from store.format.row import MissionStatus
 from store.index.approval_checks import approval_queue
 from store.index.check import check

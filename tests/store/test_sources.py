@@ -3,16 +3,16 @@ name none, and each source's human-writable documents are declared."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from pathlib import Path
 
 import hud.app
 import hud.first_run
-import hud.screens.details
 import store.index.approval_checks
 import store.index.check
+from hud.screens.base import RowScreen
+from hud.screens.details import DETAIL_SCREENS, detail_screen
 from store.index.workspace import Workspace
 from store.sources.base import Source
 from tests.small_support import VALID, small_fixture
@@ -29,19 +29,16 @@ def test_every_source_has_every_method_of_the_protocol(tmp_path: Path) -> None:
         assert source.kind and source.folders
 
 
-def test_each_kind_of_source_has_its_detail_screen_module() -> None:
-    for source in Workspace(Path("/nonexistent")).sources:
-        assert callable(importlib.import_module(f"hud.screens.{source.kind}").detail)
+def test_each_kind_of_source_has_its_detail_screen() -> None:
+    kinds = {source.kind for source in Workspace(Path("/nonexistent")).sources}
+    assert kinds == set(DETAIL_SCREENS)
+    for kind in kinds:
+        screen = detail_screen(kind, "row-1")
+        assert isinstance(screen, RowScreen) and screen.mission_id == "row-1"
 
 
 def test_the_app_and_check_iterate_over_sources_without_naming_one() -> None:
-    modules = (
-        hud.app,
-        store.index.check,
-        hud.first_run,
-        hud.screens.details,
-        store.index.approval_checks,
-    )
+    modules = (hud.app, store.index.check, hud.first_run, store.index.approval_checks)
     for module in modules:
         code = "\n".join(
             line.split("#")[0]

@@ -26,6 +26,7 @@ from widgets.tabs.evidence import EvidenceView
 from widgets.tabs.execution import ExecutionView
 from widgets.tabs.handoff import HandoffView
 from widgets.tabs.intent import IntentView
+from widgets.tabs.log_view import LogView
 from widgets.tabs.plan import PlanVersion, PlanView
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"
@@ -650,3 +651,21 @@ async def test_keyed_table_append_rows_adds_at_the_bottom() -> None:
         assert table.row_count == 3
         assert table.get_cell("2", "a").plain == "2"
         assert table.selected_key == "0"
+
+
+@pytest.mark.parametrize("view_type", [ExecutionView, EvidenceView])
+async def test_both_log_tabs_keep_their_window_one_way(view_type: type[LogView]) -> None:
+    """The Execution and Evidence tabs keep lines by one rule (`LogView.show`): the last
+    `WINDOW`, their cells dropped with them, all of it dropped on a reset."""
+    assert ExecutionView.show is LogView.show  # Evidence adds only its `checks`
+    view = view_type()
+    app = Host(view)
+    make = evidence if view_type is EvidenceView else (lambda n: event(n, "heartbeat"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        view.show([(n, make(n)) for n in range(1, LogView.WINDOW + 51)])
+        await pilot.pause()
+        assert [line for line, _ in view.lines] == list(range(51, LogView.WINDOW + 51))
+        assert min(view._cells) >= 51  # the dropped lines' cells went with them
+        view.show([(1, make(1))], reset=True)
+        await pilot.pause()
+        assert [line for line, _ in view.lines] == [1]

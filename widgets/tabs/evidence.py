@@ -8,7 +8,6 @@ cited artifact's sha256 (keyed by the artifact path the evidence cites): `ok`,
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -27,7 +26,7 @@ from widgets.tabs.common import DocumentScroll, hanging, join_lines, verdict_tex
 from widgets.tabs.log_view import Line, LogView
 from widgets.words import plural
 
-WINDOW = 1000
+WINDOW = LogView.WINDOW
 """Evidence lines kept in memory (the last ones); all of them are shown."""
 
 COLUMNS: tuple[Column, ...] = (
@@ -125,9 +124,7 @@ class EvidenceView(LogView):
 
     def __init__(self, *, id: str | None = "evidence-view") -> None:
         super().__init__(id=id)
-        self._buffer = deque(maxlen=WINDOW)
         self._cells: dict[int, tuple[tuple[str | None, bool], tuple[Text, ...]]] = {}
-        self._unverified_from: int | None = None
         self._checks: dict[str, str] = {}
         self._problems: tuple[Problem, ...] = ()
         self.table = KeyedTable(
@@ -154,22 +151,18 @@ class EvidenceView(LogView):
         seq_broken_at: int | None = None,
         unverified_from: int | None = None,
     ) -> None:
-        """Append these evidence lines; `checks` maps cited artifact paths to results;
-        lines from `unverified_from` on (`LogReader.unverified_from`) show as unverified."""
-        if reset:
-            self._buffer.clear()
-            self._cells.clear()
-        for item in lines:
-            if len(self._buffer) == WINDOW:
-                self._cells.pop(self._buffer[0][0], None)
-            self._buffer.append(item)
+        """Append these evidence lines (`LogView.show`); `checks` maps cited artifact
+        paths to results."""
         if checks is not None:
             self._checks = dict(checks)
-        self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
-        self._chain_broken_at = chain_broken_at
-        self._seq_broken_at = seq_broken_at
-        self._unverified_from = unverified_from
-        self.refresh_rows()
+        super().show(
+            lines,
+            reset=reset,
+            total=total,
+            chain_broken_at=chain_broken_at,
+            seq_broken_at=seq_broken_at,
+            unverified_from=unverified_from,
+        )
 
     def _verified(self, line: int) -> bool:
         return self._unverified_from is None or line < self._unverified_from

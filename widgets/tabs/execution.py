@@ -8,7 +8,7 @@ for an appended line. Problem lines (unparsable, off-schema) show inline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -34,10 +34,10 @@ from widgets.keys import key_of
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import clock, compact, join_lines
-from widgets.tabs.log_view import Line, LogView
+from widgets.tabs.log_view import LogView
 from widgets.words import plural
 
-WINDOW = 1000
+WINDOW = LogView.WINDOW
 """Log lines kept in memory (the last ones)."""
 SHOWN = 500
 """Rows shown at most (the last lines that pass the filters)."""
@@ -218,7 +218,6 @@ class ExecutionView(LogView):
         self.type_filter: str | None = None
         self._started: dict[tuple[str, int], datetime] = {}
         self._cells: dict[int, tuple[Text, ...]] = {}
-        self._unverified_from: int | None = None
         self.table = TimelineTable(self)
         self.status = Static(id="execution-status")
         self.detail = Static(id="execution-detail")
@@ -231,36 +230,12 @@ class ExecutionView(LogView):
 
     # ---- data ---------------------------------------------------------------------------
 
-    def show(
-        self,
-        lines: Iterable[Line],
-        *,
-        reset: bool = False,
-        total: int | None = None,
-        chain_broken_at: int | None = None,
-        seq_broken_at: int | None = None,
-        unverified_from: int | None = None,
-    ) -> None:
-        """Append these log lines (after dropping what was kept, with `reset`); lines from
-        `unverified_from` on (`LogReader.unverified_from`) are marked unverified."""
-        if unverified_from != self._unverified_from:
-            self._cells.clear()
-            self._unverified_from = unverified_from
-        if reset:
-            self._buffer.clear()
-            self._cells.clear()
-            self._started.clear()
-        for line, record in lines:
-            if len(self._buffer) >= WINDOW:
-                gone, _ = self._buffer.popleft()
-                self._cells.pop(gone, None)
-            self._buffer.append((line, record))
-            if isinstance(record, AttemptEvent) and record.phase == "started":
-                self._started[(record.step, record.attempt)] = record.at
-        self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
-        self._chain_broken_at = chain_broken_at
-        self._seq_broken_at = seq_broken_at
-        self.refresh_rows()
+    def kept(self, line: int, record: Any) -> None:
+        if isinstance(record, AttemptEvent) and record.phase == "started":
+            self._started[(record.step, record.attempt)] = record.at
+
+    def forget(self) -> None:
+        self._started.clear()
 
     def _row(self, line: int, record: Any) -> tuple[Text, ...]:
         cells = self._cells.get(line)

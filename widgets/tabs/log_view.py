@@ -5,7 +5,8 @@ table of them, the highlighted line in full, each repainted only when it changed
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.containers import Vertical
@@ -28,6 +29,8 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
     `filter_field` above the table, bind `filter_bindings` and define `refresh_rows`,
     `status_text` and `detail_for`."""
 
+    WINDOW: ClassVar[int] = 1000
+    """How many of the log's last lines are kept."""
     table: KeyedTable
     status: Static
     detail: Static
@@ -39,6 +42,7 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
         self._total = 0
         self._chain_broken_at: int | None = None
         self._seq_broken_at: int | None = None
+        self._unverified_from: int | None = None
         self._status_shown: Text | None = None
         # A Static starts empty. Updating it with "" before it is mounted leaves Textual
         # (8.2) believing a layout is pending, and its auto height then never grows.
@@ -66,6 +70,43 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
         if not needle:
             return rows
         return [(key, cells) for key, cells in rows if matches(needle, *(c.plain for c in cells))]
+
+    def show(
+        self,
+        lines: Iterable[Line],
+        *,
+        reset: bool = False,
+        total: int | None = None,
+        chain_broken_at: int | None = None,
+        seq_broken_at: int | None = None,
+        unverified_from: int | None = None,
+    ) -> None:
+        """Append these log lines, keeping the last `WINDOW` (after dropping what was kept,
+        with `reset`); lines from `unverified_from` on (`LogReader.unverified_from`) are
+        marked unverified."""
+        if unverified_from != self._unverified_from:
+            self._cells.clear()
+            self._unverified_from = unverified_from
+        if reset:
+            self._buffer.clear()
+            self._cells.clear()
+            self.forget()
+        for line, record in lines:
+            if len(self._buffer) >= self.WINDOW:
+                gone, _ = self._buffer.popleft()
+                self._cells.pop(gone, None)
+            self._buffer.append((line, record))
+            self.kept(line, record)
+        self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
+        self._chain_broken_at = chain_broken_at
+        self._seq_broken_at = seq_broken_at
+        self.refresh_rows()
+
+    def kept(self, line: int, record: Any) -> None:
+        """A line now kept: a subclass notes what its rows need of it."""
+
+    def forget(self) -> None:
+        """The lines kept are dropped (a reset): a subclass drops what it noted of them."""
 
     @property
     def lines(self) -> list[Line]:

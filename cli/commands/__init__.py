@@ -8,13 +8,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hud.roles import Role
-
 if TYPE_CHECKING:
     from store.trust.sshsig import AgentSigner, KeySigner
 
-Identity = tuple[str | None, str | None]
-"""Who decides and from where, for the writer; None: the local user, the ssh client or tty."""
 Build = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
@@ -33,12 +29,12 @@ SUMMARIES = {
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)
 ROUTED = {"agent": "for agent runtimes: plans, steps, evidence, approvals"}
-"""Subcommands `hud.cli` hands to another program (not in NAMES): listed after them."""
+"""Subcommands `cli.main` hands to another program (not in NAMES): listed after them."""
 
 
 def load(name: str) -> tuple[Build, Run]:
     """A subcommand's (add its arguments, run it), importing only its module."""
-    module = import_module(f"hud.commands.{name}")
+    module = import_module(f"cli.commands.{name}")
     return module.build, module.run
 
 
@@ -64,35 +60,11 @@ def unknown(word: str) -> str | None:
     )
 
 
-def run_app(
-    root: Path,
-    *,
-    read_only: bool,
-    theme: str | None,
-    identity: Identity = (None, None),
-    sign_key: Path | None = None,
-    role: Role = "operator",
-    saves: Path | None = None,
-) -> int:
-    """Open the HUD on `root`."""
-    from hud.commands.open import open_app
-
-    return open_app(
-        root,
-        read_only=read_only,
-        theme=theme,
-        identity=identity,
-        sign_key=sign_key,
-        role=role,
-        saves=saves,
-    )
-
-
 def sign_key_signer(path: Path, prefix: str) -> KeySigner | AgentSigner | None:
     """The signer `--sign-key PATH` names (`hud.acts.session.signer_from`); None when it
     cannot sign, said on stderr after `prefix:` (the command)."""
     from hud.acts.session import SigError, signer_from
-    from hud.commands.output import printable, say
+    from hud.output import printable, say
 
     try:
         return signer_from(path)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hud.commands.output import printable, say
+from hud.output import printable, say
 from store.format.problems import Problem
 from store.index.check import Report, check
 from widgets.json_text import json_text

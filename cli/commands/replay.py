@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hud.commands import SUMMARIES
-from hud.commands.output import printable, say
-from hud.commands.reading import cannot_read, plain
+from cli.commands import SUMMARIES
+from cli.reading import cannot_read, plain
+from hud.output import printable, say
 from store.analysis.replay import Frame, Moment, Replay
 from store.derivation.ledger import Mark
 from store.format.text import amount

@@ -6,10 +6,10 @@ import gc
 import os
 from pathlib import Path
 
+from cli.commands import sign_key_signer
 from hud import terminal
-from hud.commands import Identity, sign_key_signer
-from hud.commands.output import say
-from hud.roles import Role
+from hud.output import say
+from hud.roles import Identity, Role
 
 
 def open_app(

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hud import commands
-from hud.commands.output import say
+from cli import commands
+from hud.output import say
 from hud.roles import ROLES
 
 
@@ -132,7 +132,9 @@ def _main(argv: Sequence[str] | None) -> int:
     given: str | None = options.dir  # as typed: Path("./x") would read "x"
     if _unknown(given):
         return 2
-    return commands.run_app(
+    from cli import launch  # the HUD's modules load only to open it
+
+    return launch.open_app(
         default_dir(Path(given) if given is not None else None),
         read_only=options.read_only,
         theme=options.theme,

@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from hud.commands.output import say
+from hud.output import say
 from store.format.layout import unsafe_id
 
 

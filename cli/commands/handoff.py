@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hud.commands import SUMMARIES
-from hud.commands.output import say
+from cli.commands import SUMMARIES
 from hud.export import CitedEvidence, handoff_markdown
+from hud.output import say
 from store.index.workspace import Workspace
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hud.commands.output import printable, say
+from hud.output import printable, say
 from store.format.text import countdown
 from store.index.approval_checks import QueueItem, Review, approval_queue, review
 from store.index.workspace import Workspace

@@ -12,9 +12,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from cli.commands import SUMMARIES
 from hud import terminal
-from hud.commands import SUMMARIES
-from hud.commands.output import say
+from hud.output import say
 
 
 def build(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +41,8 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def run(args: argparse.Namespace) -> int:
     if terminal.refused("hud demo"):
         return 2
+    from cli.commands.simulate import command_line
     from hud.app import HudApp
-    from hud.commands.simulate import command_line
 
     root = Path(tempfile.mkdtemp(prefix="hud-demo-"))
     args.dir = root

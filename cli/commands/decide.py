@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from cli.commands import SUMMARIES, sign_key_signer
 from hud.acts.decide import decide, decided_first
 from hud.acts.session import Session, inline, writer_for
-from hud.commands import SUMMARIES, sign_key_signer
-from hud.commands.output import emit_exact, printable, say
+from hud.output import emit_exact, printable, say
 from store.derivation.mission import MissionState
 from store.format.layout import WORKSPACE_FILE, unsafe_id
 from store.index.approval_checks import Review, Verdict, review
@@ -176,17 +177,19 @@ def run(args: argparse.Namespace) -> int:
     workspace, mission = found
     if args.request not in mission.requests:
         return _fail(EXIT_CANNOT_RUN, f"no request {args.request!r} in mission {mission.id}")
-    session = Session(workspace, writer, lambda _: None, _tell, inline, signer=signer)
+
+    async def reread(relpaths: Iterable[str]) -> None:
+        workspace.apply(relpaths)
+
+    def look() -> Review | None:  # the request as the workspace holds it now (None: gone)
+        held = workspace.missions.get(mission.id)
+        if held is None or args.request not in held.requests:
+            return None
+        return review(held, args.request, writer.clock())
+
+    session = Session(workspace, writer, lambda _: None, _tell, inline, reread, signer=signer)
     flags = Flags(args)
-    outcome = asyncio.run(
-        decide(
-            session,
-            flags,
-            lambda: review(mission, args.request, writer.clock()),
-            args.decision,
-            args.digest,
-        )
-    )
+    outcome = asyncio.run(decide(session, flags, look, args.decision, args.digest))
     decision = outcome.decision
     if outcome.status == "taken":
         return _fail(EXIT_REFUSED, decided_first(decision, datetime.isoformat, printable))

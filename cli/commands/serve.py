@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hud.commands import SUMMARIES
-from hud.commands.output import printable, say
+from cli.commands import SUMMARIES
+from hud.output import printable, say
 
 if TYPE_CHECKING:
     import asyncssh
