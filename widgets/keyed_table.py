@@ -6,9 +6,9 @@ key (a mission, request or step id, a path, a place in a file) and a tuple of ri
 ellipsis); only changed cells are updated, and the cursor stays on its key when rows
 come, go or move. Columns are `(key, label, narrow width, wide width)`: a width of 0
 takes what is left (`widths_for`; `FlexTable` keeps room for a scrollbar), None fits
-the content. A column named in `ids` holds ids: a cell too wide for it is cut in the
-middle, both ends kept (`widgets.words.middle`). What a row stands for the owner keeps
-by key; `selected_key` says which.
+the content. A column named in `ids` holds ids: it is never narrower than `ID_LEAST`, and
+a cell too wide for it is cut in the middle, both ends kept (`widgets.words.middle`).
+What a row stands for the owner keeps by key; `selected_key` says which.
 
 Two tables are not KeyedTables: the help screen's keys (a `RowCursorTable`, filled once)
 and the overview's `widgets.row_table.RowTable`, which follows the same convention (rows
@@ -31,6 +31,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
+from widgets.columns import ID_LEAST
 from widgets.words import middle
 
 WIDE = 120
@@ -111,8 +112,14 @@ class KeyedTable(RowCursorTable):
         ids: Collection[str] = (),
     ) -> None:
         super().__init__(id=id, selectable=selectable)
-        self.column_spec = tuple(columns)
         self.id_columns = frozenset(ids)
+        self.column_spec = tuple(
+            (key, label, max(narrow, ID_LEAST), max(wide, ID_LEAST))
+            if key in self.id_columns and narrow and wide
+            else (key, label, narrow, wide)
+            for key, label, narrow, wide in columns
+        )
+        """The columns; an id column is never narrower than `ID_LEAST`."""
         self._column_keys = [key for key, *_ in self.column_spec]
         self.on_relayout = on_relayout
         self.wide = False

@@ -34,7 +34,7 @@ COLUMNS: tuple[Column, ...] = (
     ("id", "Id", 12, 24),
     ("step", "Step", 7, 14),
     ("verdict", "Verdict", 7, 12),
-    ("method", "Method", 8, 20),
+    ("method", "Method", 7, 20),
     ("proves", "Proves", 0, 0),
     ("artifact", "Artifact", 10, 40),
 )
