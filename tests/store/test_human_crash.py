@@ -21,6 +21,8 @@ import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from store.human import HumanWriter
 from store.layout import Kind, Owner, classify, history_path, is_transient
 from store.records import Intent, validate
@@ -44,6 +46,8 @@ HELPER = f"""
 import json, os, sys, traceback
 from datetime import UTC, datetime
 from pathlib import Path
+import pytest
+
 from store.human import HumanWriter
 
 writer = HumanWriter(Path(sys.argv[1]), "crash", "local", clock=lambda: {CLOCK})
@@ -102,6 +106,7 @@ def check_consistent(root: Path, chain: list[bytes], state: bytes, parsed: set[s
         assert (root / history_path("m1", Kind.INTENT, kept)).is_file()
 
 
+@pytest.mark.slow
 def test_sigkill_during_saves_never_tears(tmp_path: Path) -> None:
     root = make_root(tmp_path / "state")
     scratch = make_root(tmp_path / "scratch")

@@ -141,6 +141,7 @@ def shows_everything(root: Path) -> bool:
     return statuses == ALL_STATUSES and len(workspace.pending_requests()) >= 2
 
 
+@pytest.mark.slow
 def test_sigterm_stops_cleanly_with_every_status_and_pending_requests(tmp_path: Path) -> None:
     root = tmp_path / "state"
     proc = start(root, "--seed", "1", "--rate", "100")
