@@ -689,6 +689,7 @@ async def walked(
     SCREENS,
     ids=lambda s: s.name,
 )
+@pytest.mark.slow
 async def test_every_listed_key_does_what_it_says(
     screen: Screen, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -752,6 +753,7 @@ def lister(listed: list[list[tuple[str, str]]]) -> Callable[..., Awaitable[bool]
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: s.name)
+@pytest.mark.slow
 async def test_read_only_lists_the_same_keys_but_writes(screen: Screen, tmp_path: Path) -> None:
     """Read-only, a screen lists exactly the keys it lists writable, less every write,
     decision and save (`hud.screens.base.writes`, `decides`, `saves`): what cannot be
