@@ -31,12 +31,16 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests whose marker does not run here are deselected, not skipped (a skip in
-    `make test` names a reason of the machine, never one of the suite)."""
+    `make test` names a reason of the machine, never one of the suite); `slow` tests
+    run first."""
     off = {marker for marker, runs in _runs_here().items() if not runs}
     dropped = [item for item in items if any(item.get_closest_marker(m) for m in off)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if item not in dropped]
+    # The long tests first: xdist hands out tests in this order, so the workers finish
+    # together instead of one starting a long test near the end.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # Shortly after the fixture's last event: nothing is stale yet.

@@ -214,6 +214,7 @@ async def test_an_environment_flood_is_not_kept(server: Served) -> None:
     assert server.no_child_within(5), server.children()
 
 
+@pytest.mark.slow
 async def test_a_key_flood_is_held_back(server: Served) -> None:
     async with await connect(server, "alice") as conn:
         process = await hud(conn, (100, 30))

@@ -73,6 +73,7 @@ def quit_hud(client: PtyHud, server: Served) -> None:
     assert server.no_child_within(5), server.children()
 
 
+@pytest.mark.slow
 def test_reviewer_write_keys_do_nothing(server: Served) -> None:
     before = tree_digest(server.root)
     client = login(server, "alice")
@@ -333,6 +334,7 @@ def saved_files(tmp: Path) -> list[Path]:
     return sorted((tmp / ".local/state/operator-hud/serve").glob("*/saved/*"))
 
 
+@pytest.mark.slow
 def test_exports_stay_private_and_reviewers_save_none(tmp_path: Path) -> None:
     here = tmp_path / "cwd"
     here.mkdir()

@@ -112,6 +112,7 @@ async def palette_prompts(app: HudApp, pilot: Pilot[None], query: str) -> list[s
 
 
 @pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+@pytest.mark.slow
 async def test_hostile_text_reaches_every_sink_visible_and_inert(
     text: str,
     tmp_path: Path,
@@ -166,6 +167,12 @@ async def test_hostile_text_reaches_every_sink_visible_and_inert(
         assert all(not any(dangerous(c, True) for c in t) for t in toasts(app))
 
 
+def bottom_line_shows(app: HudApp, text: str) -> Callable[[], bool]:
+    """Whether the screen's last line (the footer) holds `text`: polled, as the footer may
+    be drawn after the scan."""
+    return lambda: text in app.screen._compositor.render_strips()[-1].text
+
+
 async def test_hostile_keys_in_hud_toml_show_visibly_in_the_footer(
     state_dir: Path, make_app: Callable[..., HudApp]
 ) -> None:
@@ -184,4 +191,4 @@ async def test_hostile_keys_in_hud_toml_show_visibly_in_the_footer(
             ]
             shown = app.get_key_display(binding)
             assert shown == plain(shown)
-            assert f"{shown} Filter" in app.screen._compositor.render_strips()[-1].text
+            await until(pilot, bottom_line_shows(app, f"{shown} Filter"))

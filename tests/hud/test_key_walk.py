@@ -689,6 +689,7 @@ async def walked(
     SCREENS,
     ids=lambda s: s.name,
 )
+@pytest.mark.slow
 async def test_every_listed_key_does_what_it_says(
     screen: Screen, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -758,6 +759,7 @@ def guarded(screen: type[HudScreen]) -> frozenset[str]:
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: s.name)
+@pytest.mark.slow
 async def test_read_only_lists_the_same_keys_but_writes(screen: Screen, tmp_path: Path) -> None:
     """Read-only, a screen lists exactly the keys it lists writable, less every write,
     decision and save (each screen's `WRITES`, `DECIDES`, `SAVES`): what cannot be done

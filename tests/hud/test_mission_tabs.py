@@ -212,6 +212,7 @@ async def test_execution_shows_appended_event_live(
         assert "disk full" not in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_tab_keys_cycle_and_switch(
     agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
 ) -> None:

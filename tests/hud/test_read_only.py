@@ -107,6 +107,7 @@ def hostile_state(state_dir: Path) -> Path:
     return state_dir
 
 
+@pytest.mark.slow
 async def test_every_key_on_every_screen_writes_nothing(
     hostile_state: Path,
     make_app: Callable[..., HudApp],

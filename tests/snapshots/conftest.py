@@ -1,22 +1,40 @@
-"""Snapshot tests take turns on their fixed paths.
+"""Each snapshot module owns its fixed folders; one worker at a time uses them.
 
-The fixtures live at fixed paths (the header shows them), so that two test runs on one
-machine (two checkouts) do not pull each other's directories away, each snapshot test
-holds a lock while it runs.
+The fixtures live at fixed paths because the header shows them (a path per worker would
+change every snapshot). Each module's folders are its own, so under pytest-xdist
+(`--dist loadgroup`) all tests of one module go to one worker, while the modules run side
+by side. So that two test runs on one machine (two checkouts) do not pull each other's
+directories away, each snapshot test also holds its module's lock while it runs, and
+the all-modules lock (older checkouts take it whole) shared.
 """
 
 from __future__ import annotations
 
 import fcntl
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-LOCK = "/tmp/hud-snapshots.lock"
+HERE = Path(__file__).parent
+ALL_MODULES = Path("/tmp/hud-snapshots.lock")
+
+
+def lock_path(module: str) -> Path:
+    return Path(f"/tmp/hud-snapshots-{module}.lock")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One xdist group per snapshot module (before xdist reads the groups)."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.xdist_group(f"snapshots-{item.path.stem}"))
 
 
 @pytest.fixture(autouse=True)
-def _one_run_at_a_time() -> Iterator[None]:
-    with open(LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+def _one_run_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    with ALL_MODULES.open("w") as shared, lock_path(request.path.stem).open("w") as own:
+        fcntl.flock(shared, fcntl.LOCK_SH)
+        fcntl.flock(own, fcntl.LOCK_EX)
         yield

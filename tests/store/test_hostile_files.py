@@ -3,6 +3,7 @@ hang, a crash or a read past the format's caps, in a scan and in `hud check` ali
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -56,9 +57,10 @@ def to_itself(path: Path, _outside: Path) -> None:
 
 
 def a_socket(path: Path, _outside: Path) -> None:
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.close()
+    """Bound by its name from inside its folder: a socket's path has a length cap (108
+    bytes) that a worker's deeper temp folder can pass."""
+    with contextlib.chdir(path.parent), socket.socket(socket.AF_UNIX) as server:
+        server.bind(path.name)
 
 
 MAKERS: dict[str, Make] = {

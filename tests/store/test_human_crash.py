@@ -21,6 +21,8 @@ import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from store.format.layout import Kind, Owner, classify, history_path, is_transient
 from store.format.records import Intent, validate
 from store.writers.human import HumanWriter
@@ -102,6 +104,7 @@ def check_consistent(root: Path, chain: list[bytes], state: bytes, parsed: set[s
         assert (root / history_path("m1", Kind.INTENT, kept)).is_file()
 
 
+@pytest.mark.slow
 def test_sigkill_during_saves_never_tears(tmp_path: Path) -> None:
     root = make_root(tmp_path / "state")
     scratch = make_root(tmp_path / "scratch")

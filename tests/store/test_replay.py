@@ -303,6 +303,7 @@ def normal(shown: Moment) -> Moment:
     return dataclasses.replace(shown, event="", actor=None, problems=problems)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(OPS, min_size=1, max_size=30), every=st.integers(1, 5), data=st.data())
 def test_the_state_at_any_event_equals_a_fresh_read_of_what_was_written_by_then(
