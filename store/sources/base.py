@@ -54,8 +54,8 @@ class Source(Protocol):
     """One kind of durable agent state under a state directory."""
 
     kind: str
-    """Which detail screen shows its rows: the module `hud.screens.<kind>` ("mission",
-    "small", "loopexec", "loopx"), whose `detail(row_id, tab)` makes it."""
+    """Which detail screen shows its rows ("mission", "small", "loopexec", "loopx"): the
+    key of the HUD's table of detail screens (`hud.screens.details.DETAIL_SCREENS`)."""
     folders: tuple[str, ...]
     """The top-level folders of the state directory it reads (the walk enters them)."""
     root_names: tuple[str, ...]
