@@ -29,6 +29,7 @@ def approved(tmp_path: Path) -> Path:
     agent.write_plan([{"id": "s1", "title": "Post", "risk": "external_write"}])
     agent.request_approval("r1", "s1", 1, "http.post", {"url": "x"}, "external_write")
     agent.heartbeat()
+    (tmp_path / "missions" / M / "constraints.toml").write_text("schema = 1\n")  # required
     raw = json.loads((tmp_path / request_path(M, "r1")).read_bytes())
     HumanWriter(tmp_path, "alice", "local").decide(M, "r1", raw, "approve")
     assert authorize(tmp_path, M, "r1").ok
