@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from hud.app import HudApp
 from tests.hud.conftest import until
@@ -48,16 +49,22 @@ def busy(app: HudApp) -> bool:
 
 
 def opening(
-    app: HudApp, *keys: str, mission: str | None = None
+    app: HudApp,
+    *keys: str,
+    mission: str | None = None,
+    settled: Callable[[], bool] = lambda: True,
 ) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """Open the app (and `mission`, then press `keys` once it is read and `settled`)."""
+
     async def run_before(pilot: Pilot[None]) -> None:
         await until(pilot, lambda: app.scanned.is_set() and bool(app.summaries))
         if keys:
             app.open_mission(mission or sorted(app.summaries)[0])
             await pilot.pause()
+            await until(pilot, lambda: not busy(app) and settled(), timeout=20)
             await pilot.press(*keys)
         await pilot.pause(0.3)
-        await until(pilot, lambda: not busy(app), timeout=20)
+        await until(pilot, lambda: not busy(app) and settled(), timeout=20)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause(0.2)
 
@@ -89,5 +96,10 @@ def test_small_spec_checks(snap_compare: Callable[..., bool]) -> None:
 def test_loopexec_run(snap_compare: Callable[..., bool]) -> None:
     root = fixed_copy(LOOPEXEC_FIXTURES / "runs", "loopexec-runs")
     app = app_on(root, LOOPEXEC_NOW)
-    run_before = opening(app, "up", mission="loopexec:r-stuck")
+
+    def at_the_end() -> bool:  # the receipts follow the end: scrolled there before `up`
+        tables = app.screen.query(DataTable)
+        return bool(tables) and 0 < tables.first().max_scroll_y == tables.first().scroll_y
+
+    run_before = opening(app, "up", mission="loopexec:r-stuck", settled=at_the_end)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
