@@ -31,6 +31,7 @@ from hud.output import printable, say
 if TYPE_CHECKING:
     import asyncssh
 
+    from hud.notify.notifier import Notifier
     from hud.serve.server import Settings
 
 EXIT_CANNOT_RUN = 2
@@ -77,6 +78,15 @@ def build(parser: argparse.ArgumentParser) -> None:
         metavar="MINUTES",
         help="close a session without a key press for this long (default 30)",
     )
+    parser.add_argument(
+        "--notify",
+        action="store_true",
+        help="also run `hud notify` on DIR, with notify.toml's targets and --notify-to's "
+        "(docs/notifications.md)",
+    )
+    from cli.commands.notify import add_target_options
+
+    add_target_options(parser, "--notify-to")
 
 
 def listen_address(text: str) -> tuple[str, int]:
@@ -158,11 +168,21 @@ def run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout * 60,
     )
+    notifier = None
+    if args.notify:
+        from cli.commands.notify import prepare
+
+        answer = f"ssh -p {port} {host}" if port else None  # notify.toml's `ssh` comes first
+        notifier = prepare(root, args, "hud serve: notify", ssh=answer)
+        if notifier is None:
+            return EXIT_CANNOT_RUN
     _log_to_stderr()
-    return asyncio.run(_serve(settings, key, host, port))
+    return asyncio.run(_serve(settings, key, host, port, notifier))
 
 
-async def _serve(settings: Settings, key: asyncssh.SSHKey, host: str, port: int) -> int:
+async def _serve(
+    settings: Settings, key: asyncssh.SSHKey, host: str, port: int, notifier: Notifier | None
+) -> int:
     from hud.serve.server import Server
 
     server = Server(settings, key)
@@ -178,7 +198,10 @@ async def _serve(settings: Settings, key: asyncssh.SSHKey, host: str, port: int)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
+    notifying = asyncio.create_task(notifier.run(stop)) if notifier is not None else None
     await stop.wait()
+    if notifying is not None:
+        await notifying
     say("hud serve: stopping: ending every session")
     await server.stop()
     return 0

@@ -111,10 +111,15 @@ def is_done(mission: MissionView) -> bool:
     )
 
 
+def _wanted_steps(mission: MissionView) -> set[str] | None:
+    """The steps that matter: those of the latest plan; None (every step) without one."""
+    plan = mission.latest_plan
+    return {step.id for step in plan.steps} if plan is not None else None
+
+
 def current_states(mission: MissionView) -> set[str]:
     """Latest states of the steps that matter: those of the latest plan, if any."""
-    plan = mission.latest_plan
-    wanted = {step.id for step in plan.steps} if plan is not None else None
+    wanted = _wanted_steps(mission)
     return {
         latest.event.state
         for step, latest in mission.step_latest.items()
@@ -193,17 +198,46 @@ def over_budget(mission: MissionView) -> list[Overrun]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class NeedsYou:
+    """One reason, besides a pending request, that a mission needs a human: `key` names
+    it stably (it is the same while the reason holds), `why` says it in words."""
+
+    key: str
+    why: str
+
+
+def needs_you_reasons(mission: MissionView) -> list[NeedsYou]:
+    """Why a mission needs you, pending requests aside: a step whose outcome is unknown,
+    an error in its files, a step out of attempts, usage past the budget while the run
+    goes on (a runaway loop). `mission_status` is NEEDS_YOU when any holds."""
+    wanted = _wanted_steps(mission)
+    found = [
+        NeedsYou(f"outcome_unknown:{step}", f"step {step}: outcome unknown")
+        for step, latest in sorted(mission.step_latest.items())
+        if latest.event.state == "outcome_unknown" and (wanted is None or step in wanted)
+    ]
+    found += [
+        NeedsYou(f"problem:{p.where}:{p.code}", f"{p.where}: {p.message}")
+        for p in mission.problems()
+        if p.severity == "error"
+    ]
+    found += [
+        NeedsYou(f"retries:{step}", f"step {step}: out of attempts")
+        for step in retries_exhausted(mission)
+    ]
+    if mission.halt is None:
+        found += [
+            NeedsYou(f"over_budget:{o.name}", f"usage past the budget: {o.describe()}")
+            for o in over_budget(mission)
+        ]
+    return found
+
+
 def mission_status(mission: MissionView, now: datetime, settings: Settings) -> MissionStatus:
     """The most urgent thing true of a mission (DESIGN.md, "Derived, never stored")."""
     states = current_states(mission)
-    invalid = any(p.severity == "error" for p in mission.problems())
-    needs_you = (
-        "outcome_unknown" in states
-        or invalid
-        or retries_exhausted(mission)
-        or (mission.halt is None and over_budget(mission))
-    )
-    if needs_you or pending_count(mission, now):
+    if needs_you_reasons(mission) or pending_count(mission, now):
         return MissionStatus.NEEDS_YOU
     if "failed" in states:
         return MissionStatus.FAILED

@@ -196,6 +196,20 @@ class Decision(Document):
         return self
 
 
+NotifySeverity = Literal["info", "warning", "critical"]
+"""How urgent a notification is (`hud notify`, docs/notifications.md)."""
+
+
+class NotifyTarget(Record):
+    """Where `hud notify` sends (an Apprise URL) and what: only events of these missions
+    (shell patterns), risk classes and severities; an empty list lets all through."""
+
+    url: str = Field(min_length=1, max_length=2048)
+    missions: list[str] = Field(default_factory=list)
+    risks: list[Risk | Literal["escalation"]] = Field(default_factory=list)
+    severities: list[NotifySeverity] = Field(default_factory=list)
+
+
 class Settings(Document):
     """hud.toml: workspace settings."""
 
@@ -206,6 +220,9 @@ class Settings(Document):
     loopx_roots: list[str] | None = None
     """Folders outside the state directory the HUD may read loopx state from (a
     registry's common_runtime_root, a goal's repo); unset: wherever the registry says."""
+    notify: list[NotifyTarget] = Field(default_factory=list)
+    """The workspace's notification targets (`[[notify]]`): used only where the person
+    running `hud notify` trusts this state directory (docs/notifications.md)."""
 
 
 # ---- agent-owned --------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""The notifier's loop: the state directory watched and folded as the HUD does it
+(`hud.live.Live` around `store.index.workspace.Workspace`), events derived after each
+change and each second, and each target's courier given what it has not been told.
+
+An event is offered once it has held for `settle` seconds (an agent may write a
+decision or a newer plan just after a request, as the HUD's toasts wait too). The
+first scan is not "old news": what is pending when the notifier starts and was never
+sent is sent (the sent record stops a restart from sending it twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hud.live import Live
+from hud.notify.events import Lead, derive_events
+from store.format.text import safe_str
+from store.index.workspace import Workspace
+
+if TYPE_CHECKING:
+    from hud.notify.courier import Courier, Report
+    from store.format.problems import Problem
+
+SETTLE = 0.5
+"""Seconds an event must hold before it is sent."""
+TICK = 1.0
+"""Events are derived again at least this often (times left change without a file)."""
+
+
+class Notifier:
+    """Watches one state directory and feeds its couriers."""
+
+    def __init__(
+        self,
+        root: Path,
+        couriers: list[Courier],
+        lead: Lead,
+        report: Report,
+        settle: float = SETTLE,
+    ) -> None:
+        self.root = root
+        self.couriers = couriers
+        self.lead = lead
+        self.report = report
+        self.settle = settle
+        self.workspace = Workspace(root)
+        self.live = Live(root, self._folded, self._notice, self._health_changed)
+        self._wake = asyncio.Event()
+        self._first_seen: dict[str, float] = {}
+        self._sending: dict[Courier, asyncio.Task[None]] = {}
+        self.ready = asyncio.Event()
+        """Set once the first scan is folded and its events derived."""
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Notify until `stop` is set."""
+        tasks = [asyncio.create_task(self.live.watch())]
+        try:
+            await asyncio.to_thread(self.workspace.scan)
+            self.live.follow(self.workspace.watch_paths())
+            tasks.append(asyncio.create_task(self.live.fold(lambda: self.workspace)))
+            tasks.append(asyncio.create_task(self._loop()))
+            await stop.wait()
+        finally:
+            for task in [*tasks, *self._sending.values()]:
+                task.cancel()
+            for task in [*tasks, *self._sending.values()]:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    def _folded(self, _touched: set[str] | None, _paths: set[str]) -> None:
+        self._wake.set()
+
+    def _notice(self, notice: Problem) -> None:
+        self.report(f"{notice.where}: {safe_str(notice.message)}", True)
+
+    def _health_changed(self) -> None:
+        health = self.live.health
+        if health is None:
+            self.report(f"watching {self.root}", False)
+        elif health != "starting":
+            self.report(f"watching: {health}", True)
+
+    async def _loop(self) -> None:
+        while True:
+            wait = self.step()
+            self.ready.set()
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    def step(self) -> float:
+        """Derive the events and start the deliveries due; returns how long to wait
+        before the next step (unless a change comes first)."""
+        now = self.workspace.clock()
+        events = derive_events(self.workspace, now, self.lead)
+        clock = time.monotonic()
+        seen = {event.key: self._first_seen.get(event.key, clock) for event in events}
+        self._first_seen = seen
+        settled = [event for event in events if clock - seen[event.key] >= self.settle]
+        wake = [at + self.settle for at in seen.values() if clock - at < self.settle]
+        for courier in self.couriers:
+            if courier in self._sending:
+                continue
+            due = courier.outstanding(settled)
+            if not due:
+                continue
+            chance = courier.next_chance()
+            if chance > courier.clock():
+                wake.append(clock + chance - courier.clock())
+                continue
+            task = asyncio.create_task(courier.deliver(due, now))
+            self._sending[courier] = task
+            task.add_done_callback(partial(self._delivered, courier))
+        return min([TICK, *(max(0.01, at - clock) for at in wake)])
+
+    def _delivered(self, courier: Courier, _task: asyncio.Task[None]) -> None:
+        task = self._sending.pop(courier)
+        if not task.cancelled() and task.exception() is not None:
+            self.report(f"delivery to {courier.target.shown} stopped: {task.exception()!r}", True)
+        self._wake.set()
