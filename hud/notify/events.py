@@ -43,10 +43,10 @@ class Lead:
     seconds: float = 300.0
     fraction: float = 0.25
 
-    def of(self, item: QueueItem) -> timedelta:
+    def of(self, requested_at: datetime | None, expires_at: datetime) -> timedelta:
         lead = self.seconds
-        if item.requested_at is not None and item.expires_at is not None:
-            lifetime = (item.expires_at - item.requested_at).total_seconds()
+        if requested_at is not None:
+            lifetime = (expires_at - requested_at).total_seconds()
             lead = min(lead, max(0.0, lifetime) * self.fraction)
         return timedelta(seconds=lead)
 
@@ -64,6 +64,7 @@ class Event:
     summary: str = ""
     plan_version: int | None = None
     expires_at: datetime | None = None
+    requested_at: datetime | None = None
     why: str = ""
     """For `needs_you`: the reason, in words."""
     reason: str = field(default="", compare=False)
@@ -78,6 +79,13 @@ class Event:
     @property
     def severity(self) -> NotifySeverity:
         return SEVERITY[self.kind]
+
+    def turns(self, lead: Lead) -> list[datetime]:
+        """When a pending request's events change by the clock alone: it becomes
+        `expiring`, then `expired`."""
+        if self.kind != "pending" or self.expires_at is None:
+            return []
+        return [self.expires_at - lead.of(self.requested_at, self.expires_at), self.expires_at]
 
     @property
     def told_pending(self) -> str:
@@ -120,6 +128,7 @@ def _request_events(
             item.summary,
             item.plan_version,
             item.expires_at,
+            item.requested_at,
             why,
         )
 
@@ -127,7 +136,8 @@ def _request_events(
         if item.nobody_waiting is not None:
             return [event("withdrawn", item.nobody_waiting)]
         found = [event("pending")]
-        if item.expires_at is not None and item.expires_at - now <= lead.of(item):
+        expires_at = item.expires_at
+        if expires_at is not None and expires_at - now <= lead.of(item.requested_at, expires_at):
             found.append(event("expiring"))
         return found
     mission = workspace.missions.get(item.mission)

@@ -3,9 +3,10 @@
 Agent text (ids, tool, summary, reasons) goes through `inert`: controls, bidi and
 invisible characters are shown as the HUD shows them (`store.format.text.safe_str`),
 then what a chat service would turn into a mention, a tag or a link is replaced by a
-look-alike that is not (`@` by `＠`, `<` `>` by `‹` `›`, `://` by `[:]//`, `www.` by
-`www[.]`), and each piece is cut to a bounded length. The body is sent as Apprise's
-TEXT format, which Apprise itself escapes for Markdown and HTML targets.
+look-alike that is not (`@` by `＠`, `<` `>` by `‹` `›`, a Markdown link's `](` by
+`] (`, `://` by `[:]//`, `www.` by `www[.]`), and each piece is cut to a bounded
+length. The body is sent as Apprise's TEXT format, which Apprise itself escapes for
+Markdown and HTML targets.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ _NEUTRAL = (
     ("<", "‹"),
     (">", "›"),
     ("@", "＠"),
+    ("](", "] ("),
     ("://", "[:]//"),
     ("www.", "www[.]"),
     ("WWW.", "WWW[.]"),

@@ -30,6 +30,10 @@ SETTLE = 0.5
 """Seconds an event must hold before it is sent."""
 TICK = 1.0
 """Events are derived again at least this often (times left change without a file)."""
+WATCH_START = 5.0
+"""The longest the catch-up waits for the watcher to say it watches."""
+CATCH_UP = 0.2
+"""Then this long for it to be set up, before the directory is read again."""
 
 
 class Notifier:
@@ -54,7 +58,7 @@ class Notifier:
         self._first_seen: dict[str, float] = {}
         self._sending: dict[Courier, asyncio.Task[None]] = {}
         self.ready = asyncio.Event()
-        """Set once the first scan is folded and its events derived."""
+        """Set once the directory is watched and read (a change after it is heard)."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Notify until `stop` is set."""
@@ -64,6 +68,8 @@ class Notifier:
             self.live.follow(self.workspace.watch_paths())
             tasks.append(asyncio.create_task(self.live.fold(lambda: self.workspace)))
             tasks.append(asyncio.create_task(self._loop()))
+            await self._catch_up()
+            self.ready.set()
             await stop.wait()
         finally:
             for task in [*tasks, *self._sending.values()]:
@@ -71,6 +77,17 @@ class Notifier:
             for task in [*tasks, *self._sending.values()]:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    async def _catch_up(self) -> None:
+        """Read again what the scan read, once the watcher watches: a file written
+        between the scan and the watcher's start has no event of its own."""
+        for _ in range(int(WATCH_START / 0.05)):
+            if self.live.health is None:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(CATCH_UP)
+        paths = await asyncio.to_thread(lambda: list(self.workspace.walk()))
+        await self.live.reread(paths)
 
     def _folded(self, _touched: set[str] | None, _paths: set[str]) -> None:
         self._wake.set()
@@ -88,7 +105,6 @@ class Notifier:
     async def _loop(self) -> None:
         while True:
             wait = self.step()
-            self.ready.set()
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
@@ -116,7 +132,13 @@ class Notifier:
             task = asyncio.create_task(courier.deliver(due, now))
             self._sending[courier] = task
             task.add_done_callback(partial(self._delivered, courier))
-        return min([TICK, *(max(0.01, at - clock) for at in wake)])
+        turns = [
+            (turn - now).total_seconds()
+            for e in events
+            for turn in e.turns(self.lead)
+            if turn > now
+        ]
+        return min([TICK, *(max(0.01, at - clock) for at in wake), *(t + 0.01 for t in turns)])
 
     def _delivered(self, courier: Courier, _task: asyncio.Task[None]) -> None:
         task = self._sending.pop(courier)

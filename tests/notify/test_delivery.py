@@ -1,0 +1,200 @@
+"""`hud notify`'s deliveries: a burst is paced and summed up, hostile text stays text,
+a failing target is reported and retried, and no secret of a target URL is shown."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hud.notify.message import inert
+from tests.factory import mission, toml_text
+from tests.notify.receiver import Receiver
+from tests.notify.support import args, file_request, running, until, write_config
+
+SECRET = "s3cretTok3n"
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "notify.toml"
+    monkeypatch.setenv("HUD_NOTIFY_CONFIG", str(path))
+    monkeypatch.setenv("HUD_NOTIFY_STATE", str(tmp_path / "sent"))
+    write_config(path)
+    return path
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "state"
+    root.mkdir()
+    mission(root, "alpha").step("s1", "running")
+    return root
+
+
+@pytest.fixture
+def receiver() -> Receiver:
+    with Receiver() as receiver:
+        yield receiver
+
+
+def covered(message: dict[str, str]) -> int:
+    """How many events one received message tells of (one, or a digest's count)."""
+    found = re.match(r"(\d+) more notifications$", message["title"])
+    return int(found.group(1)) if found else 1
+
+
+async def test_a_burst_of_500_requests_is_paced_and_summed_up_in_a_digest(
+    root: Path, config: Path, receiver: Receiver
+) -> None:
+    write_config(config, burst=5, refill_seconds=1.0)
+    async with running(root, args(receiver.url())) as notifier:
+        for n in range(500):
+            file_request(root, "alpha", f"r{n:03d}")
+        assert await until(lambda: sum(map(covered, receiver.received)) >= 500, timeout=60)
+        sends = notifier.couriers[0].sends
+    assert sum(map(covered, receiver.received)) == 500  # each told once, none lost
+    assert len(receiver.received) == sends <= 15  # not 500 messages
+    digests = [m for m in receiver.received if covered(m) > 1]
+    assert digests, "a burst past the limit is summed up"
+    assert "pending" in digests[0]["message"] and "- and " in digests[0]["message"]
+    record = next((root.parent / "sent").glob("sent-*.json"))
+    keys = next(iter(json.loads(record.read_text())["targets"].values()))
+    assert {f"pending:alpha/r{n:03d}" for n in range(500)} <= set(keys)
+
+
+HOSTILE = (
+    "\u202eevil\u202c \x1b[31mred\x1b[0m \x07 zero\u200bwidth "
+    "<!channel> <!here> <@U024BE7LH> @everyone @room "
+    "[click here](https://evil.example/steal) <https://evil.example|ok> "
+    "<a href='https://evil.example'>x</a> www.evil.example " + "long " * 200
+)
+
+
+def test_inert_text_holds_no_mention_link_markup_or_control() -> None:
+    shown = inert(HOSTILE)
+    for raw in ("<", ">", "@", "](", "://", "www.", "\u202e", "\x1b", "\x07", "\u200b"):
+        assert raw not in shown
+    assert "⟨U+202E⟩" in shown and "␛[31m" in shown and "␇" in shown
+    assert "‹!channel›" in shown and "＠everyone" in shown and "https[:]//evil" in shown
+    assert len(shown) == 200 and shown.endswith("…")
+
+
+async def test_hostile_agent_text_arrives_as_inert_text(
+    root: Path, config: Path, receiver: Receiver
+) -> None:
+    mission(root, "bad").step("s1", "running")
+    file_request(root, "bad", "r1", tool="<@U1> deploy https://x.example", summary=HOSTILE)
+    async with running(root, args(receiver.url())):
+        assert await until(lambda: len(receiver.received) == 1)
+    sent = receiver.received[0]
+    text = sent["title"] + "\n" + sent["message"]
+    for raw in ("<", "@", "://", "\u202e", "\x1b", "\x07", "\u200b", "]("):
+        assert raw not in text
+    assert "⟨U+202E⟩evil⟨U+202C⟩" in text
+    assert len(sent["message"]) <= 1500
+
+
+async def test_a_failing_target_is_reported_retried_with_back_off_and_delivered(
+    root: Path, config: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(config, retry_seconds=0.3)
+    receiver.fail = 3  # three 500s, then accepted
+    file_request(root, "alpha", "r1")
+    async with running(root, args(receiver.url(f"bob:{SECRET}@"))):
+        assert await until(lambda: len(receiver.received) == 1, timeout=20)
+    assert receiver.attempts == 4
+    err = capsys.readouterr().err
+    failures = [line for line in err.splitlines() if "failed" in line]
+    assert len(failures) == 3
+    assert "json://bob:****@127.0.0.1" in failures[0]
+    waits = [float(re.search(r"again in ([\d.]+)s", line).group(1)) for line in failures]
+    assert waits == [0.3, 0.6, 1.2]  # doubling
+    assert SECRET not in err
+
+
+async def test_a_refused_target_is_reported_and_the_others_still_get_theirs(
+    root: Path, config: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once closed
+    refused = f"json://user:{SECRET}@127.0.0.1:{port}/{SECRET}"
+    file_request(root, "alpha", "r1")
+    async with running(root, args(refused, receiver.url())) as notifier:
+        assert await until(lambda: len(receiver.received) == 1)
+        assert await until(lambda: notifier.couriers[0].failures >= 2, timeout=20)
+    out, err = capsys.readouterr()
+    assert f"delivery to json://user:****@127.0.0.1:{port}/… failed" in err
+    assert SECRET not in out + err
+
+
+def test_targets_are_listed_without_their_secrets(config: Path, root: Path) -> None:
+    write_config(
+        config,
+        targets=[
+            {"url": f"ntfys://alice:{SECRET}@ntfy.example.org/{SECRET}", "risks": ["irreversible"]},
+            {"url": f"slack://T1AAAA/B1BBBB/{SECRET}/#ops"},
+        ],
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "cli.main", "notify", str(root), "--targets"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert SECRET not in shown
+    assert "ntfys://alice:****@ntfy.example.org/… (notify.toml): risks: irreversible" in shown
+    assert "slack://" in shown
+
+
+def test_workspace_targets_are_used_only_where_the_person_trusts_the_workspace(
+    config: Path, root: Path
+) -> None:
+    (root / "hud.toml").write_text(
+        toml_text({"schema": 1}) + '\n[[notify]]\nurl = "json://agent.example/"\n'
+    )
+    command = [sys.executable, "-m", "cli.main", "notify", str(root), "--targets"]
+    untrusted = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert untrusted.returncode == 2  # no target of its own: nothing to run
+    assert "hud.toml names 1 notification target(s), not used" in untrusted.stderr
+    assert "agent.example" not in untrusted.stdout
+    write_config(config, trust_workspaces=[str(root)])
+    trusted = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    assert "json://agent.example/ (hud.toml): everything" in trusted.stdout
+    once = subprocess.run(
+        [*command[:-1], "--workspace-targets", "--targets"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, "HUD_NOTIFY_CONFIG": str(config.parent / "none.toml")},
+    )
+    assert "json://agent.example/ (hud.toml)" in once.stdout
+
+
+def test_a_bad_notify_toml_or_target_stops_the_run_saying_why(config: Path, root: Path) -> None:
+    config.write_text("schema = 1\nburst = 0\n")
+    bad = subprocess.run(
+        [sys.executable, "-m", "cli.main", "notify", str(root), "--to", "json://h/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "burst" in bad.stderr
+    config.write_text("schema = 1\n")
+    unknown = subprocess.run(
+        [sys.executable, "-m", "cli.main", "notify", str(root), "--to", f"nope://{SECRET}@h/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert unknown.returncode == 2 and "'nope' target Apprise cannot use" in unknown.stderr
+    assert SECRET not in unknown.stderr
