@@ -14,6 +14,7 @@ BENCHES = (
     "bench.hud_memory",
     "bench.hud_idle",
     "bench.approval_latency",
+    "bench.notify_latency",
     "bench.scrub",
     "bench.small_open",
     "bench.replay",

@@ -73,14 +73,9 @@ def add_target_options(parser: argparse.ArgumentParser, to: str) -> None:
     )
 
 
-def prepare(
-    root: Path,
-    args: argparse.Namespace,
-    prefix: str,
-    ssh: str | None = None,
-) -> Notifier | None:
+def prepare(root: Path, args: argparse.Namespace, prefix: str) -> Notifier | None:
     """The notifier `args` describe for `root`, or None after saying (on stderr, after
-    `prefix`) why it cannot run. `ssh` is the default answer command."""
+    `prefix`) why it cannot run."""
     from hud.notify.config import ConfigError, config_path, gather, load_config, trusts
     from hud.notify.courier import Courier, Pace
     from hud.notify.events import Lead
@@ -118,7 +113,7 @@ def prepare(
     if record.problem is not None:
         say(f"{prefix}: {record.problem}", err=True)
     answer = Answer(
-        ssh=getattr(args, "ssh", None) or config.ssh or ssh,
+        ssh=getattr(args, "ssh", None) or config.ssh,
         web_url=getattr(args, "web_url", None) or config.web_url,
     )
     pace = Pace(config.burst, config.refill_seconds, config.retry_seconds, config.retry_max_seconds)
@@ -126,7 +121,8 @@ def prepare(
     couriers = [Courier(target, record, pace, answer, report) for target in targets]
     for target in targets:
         say(f"{prefix}: notifying {target.shown} (from {target.origin})")
-    return Notifier(root, couriers, Lead(config.lead_seconds, config.lead_fraction), report)
+    lead = Lead(config.lead_seconds, config.lead_fraction)
+    return Notifier(root, couriers, lead, report, config.settle_seconds)
 
 
 def _reporter(prefix: str) -> Report:

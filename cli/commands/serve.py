@@ -21,6 +21,7 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -172,8 +173,7 @@ def run(args: argparse.Namespace) -> int:
     if args.notify:
         from cli.commands.notify import prepare
 
-        answer = f"ssh -p {port} {host}" if port else None  # notify.toml's `ssh` comes first
-        notifier = prepare(root, args, "hud serve: notify", ssh=answer)
+        notifier = prepare(root, args, "hud serve: notify")
         if notifier is None:
             return EXIT_CANNOT_RUN
     _log_to_stderr()
@@ -191,6 +191,9 @@ async def _serve(
     except OSError as error:
         return _fail(f"cannot listen on {host}:{port}: {error}")
     shown = f"[{host}]" if ":" in host else host
+    if notifier is not None:  # unless notify.toml says how to reach this server
+        reach = socket.gethostname() if ipaddress.ip_address(host).is_unspecified else host
+        notifier.answer_by(f"ssh -p {bound} {reach}")
     say(f"hud serve: exports and screenshots of sessions go to {settings.saves}")
     say(f"hud serve: listening on {shown}:{bound} (serving {settings.root})")
     sys.stdout.flush()

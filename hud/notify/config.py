@@ -54,6 +54,8 @@ class PersonConfig(BaseModel):
     """The command that reaches `hud serve`, e.g. `ssh -p 2222 hud.example.org`."""
     lead_seconds: float = Field(default=300.0, gt=0)
     lead_fraction: float = Field(default=0.25, gt=0, le=1)
+    settle_seconds: float = Field(default=0.5, ge=0, le=60)
+    """An event is sent once it has held this long (a decision may follow at once)."""
     burst: int = Field(default=5, ge=1, le=1000)
     """Notifications a target may be sent at once; past it, one digest says the rest."""
     refill_seconds: float = Field(default=12.0, gt=0)

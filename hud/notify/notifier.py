@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ SETTLE = 0.5
 """Seconds an event must hold before it is sent."""
 TICK = 1.0
 """Events are derived again at least this often (times left change without a file)."""
+STOP_SECONDS = 2.0
+"""How long stopping waits for the tasks to end (a delivery in its thread is left)."""
 WATCH_START = 5.0
 """The longest the catch-up waits for the watcher to say it watches."""
 CATCH_UP = 0.2
@@ -60,6 +63,13 @@ class Notifier:
         self.ready = asyncio.Event()
         """Set once the directory is watched and read (a change after it is heard)."""
 
+    def answer_by(self, ssh: str) -> None:
+        """Tell people to answer with `ssh` (`hud serve --notify`, once it listens),
+        unless they were told how already (notify.toml's `ssh`, `--ssh`)."""
+        for courier in self.couriers:
+            if courier.answer.ssh is None:
+                courier.answer = replace(courier.answer, ssh=ssh)
+
     async def run(self, stop: asyncio.Event) -> None:
         """Notify until `stop` is set."""
         tasks = [asyncio.create_task(self.live.watch())]
@@ -67,16 +77,15 @@ class Notifier:
             await asyncio.to_thread(self.workspace.scan)
             self.live.follow(self.workspace.watch_paths())
             tasks.append(asyncio.create_task(self.live.fold(lambda: self.workspace)))
-            tasks.append(asyncio.create_task(self._loop()))
+            tasks.append(asyncio.create_task(self._loop(stop)))
             await self._catch_up()
             self.ready.set()
             await stop.wait()
         finally:
-            for task in [*tasks, *self._sending.values()]:
+            running = [*tasks, *self._sending.values()]
+            for task in running:
                 task.cancel()
-            for task in [*tasks, *self._sending.values()]:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await asyncio.wait(running, timeout=STOP_SECONDS)  # a delivery's thread may hang
 
     async def _catch_up(self) -> None:
         """Read again what the scan read, once the watcher watches: a file written
@@ -102,12 +111,13 @@ class Notifier:
         elif health != "starting":
             self.report(f"watching: {health}", True)
 
-    async def _loop(self) -> None:
-        while True:
-            wait = self.step()
+    async def _loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
             self._wake.clear()
+            wait = self.step()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+                async with asyncio.timeout(wait):  # not wait_for: it can swallow a cancel
+                    await self._wake.wait()
 
     def step(self) -> float:
         """Derive the events and start the deliveries due; returns how long to wait

@@ -18,8 +18,8 @@ from tests.factory import toml_text
 
 
 def write_config(path: Path, targets: list[dict[str, Any]] | None = None, **fields: Any) -> None:
-    """notify.toml with fast retries unless told otherwise."""
-    data: dict[str, Any] = {"schema": 1, "retry_seconds": 0.2, **fields}
+    """notify.toml with fast retries, sending at once, unless told otherwise."""
+    data: dict[str, Any] = {"schema": 1, "retry_seconds": 0.2, "settle_seconds": 0.0, **fields}
     text = toml_text(data)
     for target in targets or []:
         text += "\n[[target]]\n" + toml_text(target)
@@ -38,13 +38,10 @@ def args(*to: str, **fields: Any) -> argparse.Namespace:
 
 
 @contextlib.asynccontextmanager
-async def running(
-    root: Path, given: argparse.Namespace, settle: float = 0.0
-) -> AsyncIterator[Notifier]:
+async def running(root: Path, given: argparse.Namespace) -> AsyncIterator[Notifier]:
     """A notifier on `root` (as `hud notify` prepares it), until the block ends."""
     notifier = prepare(root, given, "hud notify")
     assert notifier is not None
-    notifier.settle = settle
     stop = asyncio.Event()
     task = asyncio.create_task(notifier.run(stop))
     try:

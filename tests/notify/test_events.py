@@ -210,3 +210,19 @@ async def test_filters_pick_missions_risks_and_severities(
     assert alpha_only.titles() == ["Approval needed: alpha/a1"]
     assert risky.titles() == ["Approval needed: beta/b1"]
     assert urgent.received == []
+
+
+def test_hud_serve_notify_tells_how_to_reach_it(tmp_path: Path) -> None:
+    """`hud serve --notify`: the notifier runs beside the server, and a notification says
+    the ssh command of the port it listens on."""
+    from tests.e2e.serve_support import served
+
+    config = tmp_path / "notify.toml"
+    write_config(config)
+    env = {"HUD_NOTIFY_CONFIG": str(config), "HUD_NOTIFY_STATE": str(tmp_path / "sent")}
+    with Receiver() as receiver:
+        with served(tmp_path, "--notify", "--notify-to", receiver.url(), env=env) as server:
+            assert receiver.wait_for(lambda: len(receiver.received) == 1)
+        sent = receiver.received[0]
+    assert sent["title"] == "Approval needed: beta/r1"
+    assert f"Answer: ssh -p {server.port} 127.0.0.1" in sent["message"]
