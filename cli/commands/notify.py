@@ -145,8 +145,8 @@ def run(args: argparse.Namespace) -> int:
     if args.targets:
         for courier in notifier.couriers:
             spec = courier.target.spec
-            said = ", ".join(
-                f"{name}: {' '.join(values)}"
+            said = "; ".join(
+                f"{name}: {','.join(values)}"
                 for name, values in (
                     ("missions", spec.missions),
                     ("risks", spec.risks),
