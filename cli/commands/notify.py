@@ -45,7 +45,7 @@ def build(parser: argparse.ArgumentParser) -> None:
         "--ssh",
         metavar="COMMAND",
         help="how to reach `hud serve`, shown in each notification "
-        "(e.g. 'ssh -p 2222 hud.example.org')",
+        "(e.g. 'ssh -p 2222 review.example.org')",
     )
     parser.add_argument(
         "--targets",
