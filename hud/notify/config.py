@@ -113,7 +113,7 @@ class Target:
     origin: Origin
     service: apprise.Apprise
     shown: str
-    """The URL as it may be shown: no password, token, path or query."""
+    """The URL as it may be shown: no user, password, token, path or query."""
 
     @property
     def id(self) -> str:
@@ -149,10 +149,13 @@ def make_target(spec: NotifyTarget, origin: Origin) -> Target:
 
 
 def redact(plugin: Any) -> str:
-    """`scheme://user:****@host/…`: Apprise's private form, without path or query."""
+    """`scheme://…@host/…`: Apprise's private form (its tokens masked), without user,
+    password, path or query (some services take a token as the user name)."""
     private = urlsplit(str(plugin.url(privacy=True)))
+    host = private.netloc.rpartition("@")[2]
+    netloc = f"…@{host}" if "@" in private.netloc else host
     path = "/…" if private.path.strip("/") else "/"
-    return urlunsplit((private.scheme, private.netloc, path, "", ""))
+    return urlunsplit((private.scheme, netloc, path, "", ""))
 
 
 def gather(

@@ -113,7 +113,7 @@ async def test_a_failing_target_is_reported_retried_with_back_off_and_delivered(
     err = capsys.readouterr().err
     failures = [line for line in err.splitlines() if "failed" in line]
     assert len(failures) == 3
-    assert "json://bob:****@127.0.0.1" in failures[0]
+    assert "json://…@127.0.0.1" in failures[0]
     waits = [float(re.search(r"again in ([\d.]+)s", line).group(1)) for line in failures]
     assert waits == [0.3, 0.6, 1.2]  # doubling
     assert SECRET not in err
@@ -131,7 +131,7 @@ async def test_a_refused_target_is_reported_and_the_others_still_get_theirs(
         assert await until(lambda: len(receiver.received) == 1)
         assert await until(lambda: notifier.couriers[0].failures >= 2, timeout=20)
     out, err = capsys.readouterr()
-    assert f"delivery to json://user:****@127.0.0.1:{port}/… failed" in err
+    assert f"delivery to json://…@127.0.0.1:{port}/… failed" in err
     assert SECRET not in out + err
 
 
@@ -151,7 +151,7 @@ def test_targets_are_listed_without_their_secrets(config: Path, root: Path) -> N
         check=True,
     ).stdout
     assert SECRET not in shown
-    assert "ntfys://alice:****@ntfy.example.org/… (notify.toml): risks: irreversible" in shown
+    assert "ntfys://…@ntfy.example.org/… (notify.toml): risks: irreversible" in shown
     assert "slack://" in shown
 
 
@@ -198,3 +198,21 @@ def test_a_bad_notify_toml_or_target_stops_the_run_saying_why(config: Path, root
     )
     assert unknown.returncode == 2 and "'nope' target Apprise cannot use" in unknown.stderr
     assert SECRET not in unknown.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"ntfys://{SECRET}@ntfy.example.org/topic",  # a token as the user name
+        f"ntfys://alice:{SECRET}@ntfy.example.org/{SECRET}",
+        f"json://127.0.0.1:9/{SECRET}?token={SECRET}",
+        f"slack://T1AAAA/B1BBBB/{SECRET}/#ops",
+        f"https://hooks.slack.com/services/T1AAAA/B1BBBB/{SECRET}",
+    ],
+)
+def test_a_target_is_shown_without_any_secret(url: str) -> None:
+    from hud.notify.config import make_target
+    from store.format.records import NotifyTarget
+
+    shown = make_target(NotifyTarget(url=url), "--to").shown
+    assert SECRET not in shown and "://" in shown
