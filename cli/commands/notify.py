@@ -25,7 +25,6 @@ from cli.commands import SUMMARIES
 from hud.output import say
 
 if TYPE_CHECKING:
-    from hud.notify.courier import Report
     from hud.notify.notifier import Notifier
 
 EXIT_CANNOT_RUN = 2
@@ -117,7 +116,7 @@ def prepare(root: Path, args: argparse.Namespace, prefix: str) -> Notifier | Non
         web_url=getattr(args, "web_url", None) or config.web_url,
     )
     pace = Pace(config.burst, config.refill_seconds, config.retry_seconds, config.retry_max_seconds)
-    report = _reporter(prefix)
+    report = _Reporter(prefix)
     couriers = [Courier(target, record, pace, answer, report) for target in targets]
     for target in targets:
         say(f"{prefix}: notifying {target.shown} (from {target.origin})")
@@ -125,13 +124,25 @@ def prepare(root: Path, args: argparse.Namespace, prefix: str) -> Notifier | Non
     return Notifier(root, couriers, lead, report, config.settle_seconds)
 
 
-def _reporter(prefix: str) -> Report:
-    def report(text: str, failure: bool) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        say(f"{stamp} {prefix}: {text}", err=failure)
-        (sys.stderr if failure else sys.stdout).flush()
+class _Reporter:
+    """Prints the notifier's lines, each with the time: what was sent on stdout, failures
+    on stderr. Once stdout is closed (`hud notify DIR | head -1`), `stop` is set."""
 
-    return report
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.stop = asyncio.Event()
+        self.closed_pipe = False
+
+    def __call__(self, text: str, failure: bool) -> None:
+        if self.stop.is_set() and not failure:
+            return
+        try:
+            say(f"{time.strftime('%H:%M:%S')} {self.prefix}: {text}", err=failure)
+            (sys.stderr if failure else sys.stdout).flush()
+        except BrokenPipeError:
+            if not failure:
+                self.closed_pipe = True
+                self.stop.set()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,9 +171,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _notify(notifier: Notifier) -> int:
-    stop = asyncio.Event()
+    assert isinstance(notifier.report, _Reporter)
+    stop = notifier.report.stop  # set by a closed stdout, and by a signal
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
     await notifier.run(stop)
+    if notifier.report.closed_pipe:
+        raise BrokenPipeError  # `hud` ends quietly, 141
     return 0

@@ -71,16 +71,21 @@ class Notifier:
                 courier.answer = replace(courier.answer, ssh=ssh)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Notify until `stop` is set."""
-        tasks = [asyncio.create_task(self.live.watch())]
+        """Notify until `stop` is set; a task that fails (a bug) ends the run with its
+        exception rather than leaving a notifier that no longer notifies."""
+        tasks = [asyncio.create_task(self.live.watch()), asyncio.create_task(stop.wait())]
         try:
             await asyncio.to_thread(self.workspace.scan)
             self.live.follow(self.workspace.watch_paths())
             tasks.append(asyncio.create_task(self.live.fold(lambda: self.workspace)))
             tasks.append(asyncio.create_task(self._loop(stop)))
-            await self._catch_up()
-            self.ready.set()
-            await stop.wait()
+            tasks.append(asyncio.create_task(self._catch_up()))
+            waiting = set(tasks)
+            while not stop.is_set():
+                done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if (failed := task.exception()) is not None:
+                        raise failed
         finally:
             running = [*tasks, *self._sending.values()]
             for task in running:
@@ -97,6 +102,7 @@ class Notifier:
         await asyncio.sleep(CATCH_UP)
         paths = await asyncio.to_thread(lambda: list(self.workspace.walk()))
         await self.live.reread(paths)
+        self.ready.set()
 
     def _folded(self, _touched: set[str] | None, _paths: set[str]) -> None:
         self._wake.set()

@@ -216,3 +216,27 @@ def test_a_target_is_shown_without_any_secret(url: str) -> None:
 
     shown = make_target(NotifyTarget(url=url), "--to").shown
     assert SECRET not in shown and "://" in shown
+
+
+def test_a_closed_stdout_ends_hud_notify_quietly(
+    root: Path, config: Path, receiver: Receiver
+) -> None:
+    """`hud notify DIR | head -1`: the next line it prints ends it, exit 141, no traceback."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "notify", str(root), "--to", receiver.url()],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        assert "notifying" in process.stdout.readline()
+        assert "watching" in process.stdout.readline()
+        process.stdout.close()  # as `head -2` does
+        file_request(root, "alpha", "r1")  # a send: a line to print
+        assert process.wait(timeout=30) == 141
+        assert process.stderr.read() == ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

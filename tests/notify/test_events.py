@@ -226,3 +226,22 @@ def test_hud_serve_notify_tells_how_to_reach_it(tmp_path: Path) -> None:
         sent = receiver.received[0]
     assert sent["title"] == "Approval needed: beta/r1"
     assert f"Answer: ssh -p {server.port} 127.0.0.1" in sent["message"]
+
+
+async def test_a_bug_in_a_step_ends_the_run_with_it(
+    root: Path, config: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notifier whose loop died would look alive and tell no one: it ends, loudly."""
+    import asyncio
+
+    from cli.commands.notify import prepare
+    from hud.notify import notifier as loop
+
+    def broken(*_: object) -> list[object]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(loop, "derive_events", broken)
+    notifier = prepare(root, args(receiver.url()), "hud notify")
+    assert notifier is not None
+    with pytest.raises(RuntimeError, match="a bug"):
+        await asyncio.wait_for(notifier.run(asyncio.Event()), 20)
