@@ -98,6 +98,19 @@ def listen_address(text: str) -> tuple[str, int]:
     return host.removeprefix("[").removesuffix("]"), int(port)
 
 
+def _anywhere(host: str) -> bool:
+    """True for 0.0.0.0 or ::, where people reach the server by its name."""
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def _notifier_ended(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        say(f"hud serve: notify stopped: {task.exception()!r}", err=True)
+
+
 def loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -192,8 +205,7 @@ async def _serve(
         return _fail(f"cannot listen on {host}:{port}: {error}")
     shown = f"[{host}]" if ":" in host else host
     if notifier is not None:  # unless notify.toml says how to reach this server
-        reach = socket.gethostname() if ipaddress.ip_address(host).is_unspecified else host
-        notifier.answer_by(f"ssh -p {bound} {reach}")
+        notifier.answer_by(f"ssh -p {bound} {socket.gethostname() if _anywhere(host) else host}")
     say(f"hud serve: exports and screenshots of sessions go to {settings.saves}")
     say(f"hud serve: listening on {shown}:{bound} (serving {settings.root})")
     sys.stdout.flush()
@@ -202,9 +214,11 @@ async def _serve(
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
     notifying = asyncio.create_task(notifier.run(stop)) if notifier is not None else None
+    if notifying is not None:
+        notifying.add_done_callback(_notifier_ended)
     await stop.wait()
     if notifying is not None:
-        await notifying
+        await asyncio.wait([notifying])
     say("hud serve: stopping: ending every session")
     await server.stop()
     return 0
