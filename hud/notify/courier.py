@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from hud.notify.sent import SentRecord
 
 REASON_CHARS = 200
+NEEDS_YOU_PREFIX = "needs_you:"
 _TYPES = {"info": "info", "warning": "warning", "critical": "failure"}
 """Severity -> Apprise's notify type."""
 
@@ -78,6 +79,21 @@ class Courier:
             and not record.has(target, event.key)
             and (event.kind not in FOLLOW_UPS or record.has(target, event.told_pending))
         ]
+
+    def forget_cleared(self, events: list[Event]) -> None:
+        """A `needs_you` reason sent that no longer holds is forgotten: if it comes back,
+        it is news again (a budget raised, then overrun again)."""
+        holding = {event.key for event in events}
+        cleared = [
+            key
+            for key in self.record.targets.get(self.target.id, {})
+            if key.startswith(NEEDS_YOU_PREFIX) and key not in holding
+        ]
+        if cleared:
+            try:
+                self.record.forget(self.target.id, cleared)
+            except OSError as error:
+                self.report(f"cannot save what was sent ({error.strerror or error})", True)
 
     def next_chance(self) -> float:
         """When (on `clock`) a delivery could start: after a back-off, with a token."""

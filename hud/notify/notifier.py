@@ -138,6 +138,7 @@ class Notifier:
         for courier in self.couriers:
             if courier in self._sending:
                 continue
+            courier.forget_cleared(events)
             due = courier.outstanding(settled)
             if not due:
                 continue

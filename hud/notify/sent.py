@@ -77,6 +77,13 @@ class SentRecord:
             del sent[old]
         self._save()
 
+    def forget(self, target: str, keys: list[str]) -> None:
+        """Forget that `target` was sent `keys` (they may be sent again), and save."""
+        sent = self.targets.get(target, {})
+        for key in keys:
+            sent.pop(key, None)
+        self._save()
+
     def _save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = json.dumps({"schema": 1, "targets": self.targets}, separators=(",", ":"))

@@ -168,7 +168,9 @@ async def test_a_broken_file_needs_you_once_and_again_when_it_breaks_anew(
         assert "intent.toml" in receiver.received[0]["message"]
         intent.write_text(good)
         assert not await until(lambda: len(receiver.received) > 1, timeout=1.0)
-    assert len(receiver.received) == 1
+        intent.write_text("schema = 1\ntitle = [\n")  # broken again: news again
+        assert await until(lambda: len(receiver.received) == 2)
+    assert receiver.titles() == ["Mission needs you: alpha"] * 2
 
 
 async def test_each_event_is_sent_once_across_restarts(
