@@ -19,6 +19,7 @@ from store.derivation.derive import RequestStatus, needs_you_reasons
 from store.index.approval_checks import QueueItem, approval_queue
 
 if TYPE_CHECKING:
+    from store.format.problems import Problem
     from store.format.records import NotifySeverity
     from store.index.workspace import Workspace
 
@@ -103,16 +104,21 @@ def derive_events(workspace: Workspace, now: datetime, lead: Lead) -> list[Event
             Event("needs_you", mission_id, why=reason.why, reason=reason.key)
             for reason in needs_you_reasons(mission)
         )
-    by_row = workspace.problems_by_row()
-    for row_id, row in sorted(workspace.external_summaries().items()):
-        if row.status != "needs_you":
-            continue
+    rows = [row for _, row in sorted(workspace.external_summaries().items())]
+    needing = [row.id for row in rows if row.status == "needs_you"]
+    by_row = workspace.problems_by_row() if needing else {}
+    for row_id in needing:
         found.extend(
-            Event("needs_you", row_id, why=f"{p.where}: {p.message}", reason=f"{p.where}:{p.code}")
+            Event("needs_you", row_id, why=f"{p.where}: {p.message}", reason=_problem_key(p))
             for p in by_row.get(row_id, [])
             if p.severity == "error"
         )
     return found
+
+
+def _problem_key(problem: Problem) -> str:
+    """As `needs_you_reasons` names a mission's problem."""
+    return f"problem:{problem.where}:{problem.code}"
 
 
 def _request_events(

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from hud.notify.courier import Courier, Report
     from store.format.problems import Problem
 
-SETTLE = 0.5
-"""Seconds an event must hold before it is sent."""
 TICK = 1.0
 """Events are derived again at least this often (times left change without a file)."""
 STOP_SECONDS = 2.0
@@ -48,13 +46,14 @@ class Notifier:
         couriers: list[Courier],
         lead: Lead,
         report: Report,
-        settle: float = SETTLE,
+        settle: float,
     ) -> None:
         self.root = root
         self.couriers = couriers
         self.lead = lead
         self.report = report
         self.settle = settle
+        """Seconds an event must hold before it is sent."""
         self.workspace = Workspace(root)
         self.live = Live(root, self._folded, self._notice, self._health_changed)
         self._wake = asyncio.Event()

@@ -247,3 +247,22 @@ async def test_a_bug_in_a_step_ends_the_run_with_it(
     assert notifier is not None
     with pytest.raises(RuntimeError, match="a bug"):
         await asyncio.wait_for(notifier.run(asyncio.Event()), 20)
+
+
+async def test_another_source_needing_you_for_its_errors_is_sent(
+    tmp_path: Path, config: Path, receiver: Receiver
+) -> None:
+    """A loopexec run with broken receipts needs you as a mission does: one event per
+    error, as the workspace's problems name them."""
+    import shutil
+
+    from tests.small_support import LOOPEXEC_FIXTURES
+
+    root = tmp_path / "project"
+    shutil.copytree(LOOPEXEC_FIXTURES / "bad", root)
+    async with running(root, args(receiver.url())):
+        assert await until(lambda: len(receiver.received) == 2)
+        assert not await until(lambda: len(receiver.received) > 2, timeout=1.0)
+    assert receiver.titles() == ["Mission needs you: loopexec:broken"] * 2
+    said = "\n".join(m["message"] for m in receiver.received)
+    assert ".loopexec/run-broken.jsonl:2:" in said and ".loopexec/run-broken.jsonl:3:" in said
