@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from store.format.problems import Problem
 
 TICK = 1.0
-"""Events are derived again at least this often (times left change without a file)."""
+"""Events are derived again at least this often, and the leases of waiters are tested
+(as the HUD's tick does: a waiter's death changes no file)."""
 STOP_SECONDS = 2.0
 """How long stopping waits for the tasks to end (a delivery in its thread is left)."""
 WATCH_START = 5.0
@@ -58,6 +59,7 @@ class Notifier:
         self.live = Live(root, self._folded, self._notice, self._health_changed)
         self._wake = asyncio.Event()
         self._first_seen: dict[str, float] = {}
+        self._leases_tested = 0.0
         self._sending: dict[Courier, asyncio.Task[None]] = {}
         self.ready = asyncio.Event()
         """Set once the directory is watched and read (a change after it is heard)."""
@@ -127,9 +129,12 @@ class Notifier:
     def step(self) -> float:
         """Derive the events and start the deliveries due; returns how long to wait
         before the next step (unless a change comes first)."""
+        clock = time.monotonic()
+        if clock - self._leases_tested >= TICK:  # a waiter that dies changes no file
+            self._leases_tested = clock
+            self.live.queue(self.workspace.held_leases())
         now = self.workspace.clock()
         events = derive_events(self.workspace, now, self.lead)
-        clock = time.monotonic()
         seen = {event.key: self._first_seen.get(event.key, clock) for event in events}
         self._first_seen = seen
         settled = [event for event in events if clock - seen[event.key] >= self.settle]

@@ -266,3 +266,19 @@ async def test_another_source_needing_you_for_its_errors_is_sent(
     assert receiver.titles() == ["Mission needs you: loopexec:broken"] * 2
     said = "\n".join(m["message"] for m in receiver.received)
     assert ".loopexec/run-broken.jsonl:2:" in said and ".loopexec/run-broken.jsonl:3:" in said
+
+
+async def test_a_waiter_that_dies_is_a_withdrawal(
+    root: Path, config: Path, receiver: Receiver
+) -> None:
+    """Its lock drops with it and no file changes: the notifier tests held leases."""
+    from store.derivation.lease import Lease
+
+    lease = Lease.take(root, "alpha", "r1")
+    file_request(root, "alpha", "r1")
+    async with running(root, args(receiver.url())):
+        assert await until(lambda: len(receiver.received) == 1)
+        lease.release()  # as the kernel does for a killed process
+        assert await until(lambda: len(receiver.received) == 2)
+    assert receiver.titles()[1] == "Request withdrawn: alpha/r1"
+    assert "nobody waiting: the process that filed it is gone" in receiver.received[1]["message"]
