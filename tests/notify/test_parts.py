@@ -53,3 +53,24 @@ def test_a_damaged_record_is_said_and_started_afresh(tmp_path: Path) -> None:
     assert damaged.problem is not None and "starting afresh" in damaged.problem
     damaged.mark("t", ["a"], 1.0)
     assert json.loads(record.path.read_text())["targets"] == {"t": {"a": 1.0}}
+
+
+def test_hud_toml_holds_workspace_targets_without_a_warning(tmp_path: Path) -> None:
+    from store.format.load import load_document
+    from store.format.records import Settings
+
+    (tmp_path / "hud.toml").write_text(
+        'schema = 1\n[[notify]]\nurl = "ntfys://ntfy.example.org/ops"\n'
+        'missions = ["deploy-*"]\nrisks = ["irreversible", "escalation"]\n'
+        'severities = ["critical"]\n'
+    )
+    loaded = load_document(tmp_path, "hud.toml", Settings)
+    assert loaded.problems == []
+    assert loaded.record is not None
+    target = loaded.record.notify[0]
+    assert (target.url, target.missions, target.risks, target.severities) == (
+        "ntfys://ntfy.example.org/ops",
+        ["deploy-*"],
+        ["irreversible", "escalation"],
+        ["critical"],
+    )
