@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -131,7 +131,14 @@ class Target:
     def secrets(self) -> list[str]:
         """Pieces of the URL that may be secret, to scrub from a failure's reason."""
         parts = urlsplit(self.spec.url)
-        pieces = [parts.username, parts.password, *parts.path.split("/"), parts.query]
+        pieces = [
+            parts.username,
+            parts.password,
+            parts.netloc.rpartition("@")[2],  # a bot token, for some services
+            *parts.path.split("/"),
+            *(value for _, value in parse_qsl(parts.query)),
+            parts.fragment,
+        ]
         return sorted({p for p in pieces if p and len(p) >= 4}, key=len, reverse=True)
 
 

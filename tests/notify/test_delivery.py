@@ -208,6 +208,10 @@ def test_a_bad_notify_toml_or_target_stops_the_run_saying_why(config: Path, root
         f"json://127.0.0.1:9/{SECRET}?token={SECRET}",
         f"slack://T1AAAA/B1BBBB/{SECRET}/#ops",
         f"https://hooks.slack.com/services/T1AAAA/B1BBBB/{SECRET}",
+        f"tgram://123456789:{SECRET}/4242",
+        f"pover://{SECRET}@{SECRET}",
+        f"mailtos://user:{SECRET}@mail.example.org",
+        f"discord://1234/{SECRET}",
     ],
 )
 def test_a_target_is_shown_without_any_secret(url: str) -> None:

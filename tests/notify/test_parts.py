@@ -74,3 +74,13 @@ def test_hud_toml_holds_workspace_targets_without_a_warning(tmp_path: Path) -> N
         ["irreversible", "escalation"],
         ["critical"],
     )
+
+
+def test_a_failure_reason_is_scrubbed_of_every_piece_of_the_url() -> None:
+    from hud.notify.config import make_target
+    from store.format.records import NotifyTarget
+
+    url = "tgram://123456789:AAbotTOKENsecret/4242?token=QUERYsecret#FRAGsecret"
+    pieces = make_target(NotifyTarget(url=url), "--to").secrets()
+    for secret in ("123456789:AAbotTOKENsecret", "4242", "QUERYsecret", "FRAGsecret"):
+        assert secret in pieces
