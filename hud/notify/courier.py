@@ -34,10 +34,12 @@ _TYPES = {"info": "info", "warning": "warning", "critical": "failure"}
 
 @dataclass(frozen=True)
 class Pace:
-    burst: int = 5
-    refill_seconds: float = 12.0
-    retry_seconds: float = 2.0
-    retry_max_seconds: float = 300.0
+    """A target's pace (notify.toml's `burst`, `refill_seconds`, `retry_*`)."""
+
+    burst: int
+    refill_seconds: float
+    retry_seconds: float
+    retry_max_seconds: float
 
 
 Report = Callable[[str, bool], None]
