@@ -18,8 +18,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from store.format.problems import Problem
 
@@ -28,6 +27,9 @@ _TOKEN = re.compile(r'(?:"[^"]*"|[^\s"])+')
 _OPTION = re.compile(r'([a-z-]+)(?:="([^"]*)")?(?:,|$)')
 _TIME = re.compile(r"^(\d{8})(\d{4}(\d{2})?)?(Z?)$")
 KRL_MAGIC = b"SSHKRL\n"
+
+if TYPE_CHECKING:  # asyncssh is imported where a key is read, so that what reads no key
+    import asyncssh  # (`hud check` of a workspace with no signature) does not pay for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,8 @@ def _time(text: str) -> datetime:
 
 
 def _key(tokens: list[str]) -> asyncssh.SSHKey:
+    import asyncssh
+
     try:
         return asyncssh.import_public_key(" ".join(tokens[:2]))
     except (asyncssh.KeyImportError, ValueError) as exc:
