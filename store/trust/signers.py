@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 
 from store.format.problems import Problem
 
+if TYPE_CHECKING:
+    import asyncssh
+
 MAX_SIGNERS_BYTES = 1024 * 1024
 _TOKEN = re.compile(r'(?:"[^"]*"|[^\s"])+')
 _OPTION = re.compile(r'([a-z-]+)(?:="([^"]*)")?(?:,|$)')
 _TIME = re.compile(r"^(\d{8})(\d{4}(\d{2})?)?(Z?)$")
 KRL_MAGIC = b"SSHKRL\n"
-
-if TYPE_CHECKING:  # asyncssh is imported where a key is read, so that what reads no key
-    import asyncssh  # (`hud check` of a workspace with no signature) does not pay for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def _time(text: str) -> datetime:
 
 
 def _key(tokens: list[str]) -> asyncssh.SSHKey:
-    import asyncssh
+    import asyncssh  # when a signer is listed: not at every start
 
     try:
         return asyncssh.import_public_key(" ".join(tokens[:2]))

@@ -9,6 +9,8 @@ algorithm and the hash of the message. Messages are hashed with sha512 here (as
 ssh-keygen does); sha256 is accepted when verifying. Keys, signing and checking a
 signature are asyncssh's: a key file (`KeySigner`) or a key held by ssh-agent
 (`AgentSigner`: the private key never leaves the agent). Nothing here reads a file.
+asyncssh is imported when a key is first loaded, not with this module: most state
+directories hold no signature, and it costs a tenth of a second at every start.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
-if TYPE_CHECKING:  # imported where a key is used (see store.trust.signers)
+if TYPE_CHECKING:
     import asyncssh
     from asyncssh.agent import SSHAgentKeyPair
 
@@ -124,12 +126,12 @@ def parse(text: str) -> Parsed:
         raise SigError("the signature's reserved field is not empty")
     if reader.at != len(blob):
         raise SigError("the signature has bytes after its end")
-    from asyncssh import KeyImportError
+    import asyncssh
     from asyncssh.public_key import decode_ssh_public_key
 
     try:
         key = decode_ssh_public_key(public)
-    except (KeyImportError, ValueError) as exc:
+    except (asyncssh.KeyImportError, ValueError) as exc:
         raise SigError(f"the signer's public key does not load: {exc}") from None
     try:
         return Parsed(key, namespace.decode(), hash_name.decode(), signature)
