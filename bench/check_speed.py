@@ -20,7 +20,6 @@ import resource
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from bench.measure import run_measured
@@ -46,10 +45,10 @@ def main() -> None:
     ratios = []
     for pair in range(PAIRS):
         if pair % 2 == 0:
-            base = _cpu(lambda: subprocess.run(baseline, stdout=subprocess.DEVNULL, check=True))
+            base = _cpu(baseline)
         (wall, peak, code), cpu = _measured(hud)
         if pair % 2 == 1:
-            base = _cpu(lambda: subprocess.run(baseline, stdout=subprocess.DEVNULL, check=True))
+            base = _cpu(baseline)
         ratios.append(cpu / base)
         print(
             f"pair {pair + 1}: json.loads + sha256 chain CPU {base:.2f} s; "
@@ -72,10 +71,10 @@ def _measured(argv: list[str]) -> tuple[tuple[float, float, int], float]:
     return result, _children_cpu() - before
 
 
-def _cpu(run: Callable[[], object]) -> float:
-    """CPU seconds of the processes `run` starts (and waits for)."""
+def _cpu(argv: list[str]) -> float:
+    """CPU seconds of running `argv` (and whatever it starts)."""
     before = _children_cpu()
-    run()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
     return _children_cpu() - before
 
 
