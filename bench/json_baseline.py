@@ -1,5 +1,6 @@
 """The baseline `hud check` is held to: a plain stdlib loop that reads every log of a
-state directory, `json.loads` each line and sha256s it (no schema, no chain)."""
+state directory, `json.loads` each line, sha256s it and checks the hash chain (each
+line's `prev` is the previous line's digest; no schema, no seq, no caps)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,22 @@ import json
 import sys
 from pathlib import Path
 
+GENESIS = "0" * 64
 
-def main(root: Path) -> int:
-    """Lines read; every `.jsonl` under `root`/missions."""
-    lines = 0
+
+def main(root: Path) -> tuple[int, int]:
+    """(lines read, broken links); every `.jsonl` under `root`/missions."""
+    lines = broken = 0
     for log in sorted((root / "missions").glob("*/*.jsonl")):
+        prev = GENESIS
         with log.open("rb") as handle:
             for line in handle:
-                json.loads(line)
-                hashlib.sha256(line).hexdigest()
+                body = line.rstrip(b"\n")
+                broken += json.loads(body)["prev"] != prev
+                prev = hashlib.sha256(body).hexdigest()
                 lines += 1
-    return lines
+    return lines, broken
 
 
 if __name__ == "__main__":
-    print(main(Path(sys.argv[1])))
+    print(*main(Path(sys.argv[1])))

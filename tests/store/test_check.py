@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -84,19 +87,32 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
     (state_dir / "missions/beta/junk").write_text("x")
     serial = check(state_dir, jobs=1).to_json()
     monkeypatch.setattr(store.index.check, "PARALLEL_BYTES", 0)
-    pools: list[int] = []
+    pools: list[tuple[int, int, bool]] = []
+    progress: list[tuple[int, int]] = []
 
     class Pool(ProcessPoolExecutor):
         def __init__(self, workers: int) -> None:
-            pools.append(workers)
+            pools.append((workers, len(progress), gc.get_freeze_count() > 0))
             super().__init__(workers)
 
     monkeypatch.setattr(store.index.check, "ProcessPoolExecutor", Pool)
-    progress: list[tuple[int, int]] = []
     parallel = check(state_dir, progress=lambda done, total: progress.append((done, total)), jobs=2)
-    assert pools == [2]
+    # the workers fork once a first task ran here (what every task builds first is built
+    # once), with the parent's objects frozen for the collector; nothing stays frozen
+    assert pools == [(2, 1, True)]
+    assert gc.get_freeze_count() == 0
     assert parallel.to_json() == serial
     assert progress and progress[-1][0] == progress[-1][1]
+
+
+def test_check_imports_no_ssh_library_until_a_key_is_read() -> None:
+    """asyncssh is most of what `hud check` would import: a workspace with no signature
+    never needs it (it is imported where a key or signature is read)."""
+    code = "import sys, cli.main, store.index.check; print('asyncssh' in sys.modules)"
+    imported = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert imported.strip() == "False"
 
 
 def test_missions_are_split_into_tasks_of_similar_weight_heaviest_first() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -23,6 +24,7 @@ from store.format.layout import Kind
 from store.format.load import LogReader, load_document
 from store.format.problems import Problem
 from store.format.records import (
+    GENESIS,
     ApprovalRequest,
     Constraints,
     Decision,
@@ -433,3 +435,115 @@ def test_a_repeated_or_unknown_key_is_never_plainly_unique(
         fields = dict(pairs)
         error_step = fields.get("type") == "error" and fields["step"] is not None
         assert plain is not error_step  # the shortcut takes every plain line but these
+
+
+# ---- the common-line shortcut changes nothing a read finds --------------------------------
+
+HOSTILE = [
+    "bad-json",
+    "truncated",
+    "not-an-object",
+    "wrong-type",
+    "missing-field",
+    "unknown-field",
+    "repeated-key",
+    "quote-in-string",
+    "over-long",
+    "not-utf8",
+    "control-character",
+    "bidi-character",
+    "huge-number",
+    "broken-link",
+    "seq-gap",
+    "no-schema-marker",
+]
+
+
+@st.composite
+def hostile_lines(draw: st.DrawFn) -> list[bytes]:
+    """Events log lines, each written well or in one of the ways a line goes wrong; the
+    next line chains to the bytes as written, or (sometimes) to what was meant."""
+    lines: list[bytes] = []
+    prev = GENESIS
+    for seq in range(1, draw(st.integers(1, 8)) + 1):
+        kind = draw(st.sampled_from(["step", "usage"]))
+        record: dict[str, Any] = {"schema": 1} if seq == 1 else {}
+        record |= {"seq": seq, "at": stamp(T0 + timedelta(seconds=seq)), "prev": prev}
+        record |= {"type": kind, "actor": draw(texts)}
+        if kind == "step":
+            record |= {"step": "s1", "plan_version": 1, "state": "running"}
+        else:
+            record |= {"usd": 0.5, "tokens": seq, "steps": seq}
+        how = draw(st.sampled_from(["well", *HOSTILE]))
+        if how == "wrong-type":
+            record[draw(st.sampled_from(["seq", "at", "actor", "type"]))] = draw(
+                st.sampled_from(["1", 1, None, [], True])
+            )
+        elif how == "missing-field":
+            del record[draw(st.sampled_from(["seq", "at", "prev", "type", "actor"]))]
+        elif how == "unknown-field":
+            record["x"] = draw(st.sampled_from([1, "y", None, {"a": 1}]))
+        elif how == "quote-in-string":
+            record["actor"] += '"'
+        elif how == "over-long":
+            record["actor"] = "x" * 400  # over the cap the test sets
+        elif how == "broken-link":
+            record["prev"] = "f" * 64
+        elif how == "seq-gap":
+            record["seq"] = draw(st.sampled_from([seq - 1, seq + 1, 0, 2**63]))
+        elif how == "no-schema-marker":
+            record.pop("schema", None)
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        if how == "bad-json":
+            line = line[:-1] + b",}"
+        elif how == "truncated":
+            line = line[: draw(st.integers(0, len(line) - 1))]
+        elif how == "not-an-object":
+            line = draw(st.sampled_from([b"[1]", b"1", b'"x"', b"null"]))
+        elif how == "repeated-key":
+            line = line[:-1] + b',"actor":"z"}'
+        elif how == "not-utf8":
+            line = line.replace(b'"actor":"', b'"actor":"\xff', 1)
+        elif how == "control-character":
+            line = line.replace(b'"actor":"', b'"actor":"\x1b[31m\x01', 1)
+        elif how == "bidi-character":
+            line = line.replace(b'"actor":"', '"actor":"\u202e'.encode(), 1)
+        elif how == "huge-number":
+            line = line.replace(b'"seq":', b'"seq":1e999,"x":', 1)
+        lines.append(line)
+        meant = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        prev = hashlib.sha256(draw(st.sampled_from([line, meant]))).hexdigest()
+    return lines
+
+
+def read_log(root: Path, data: bytes, delivered: bool) -> tuple[Any, ...]:
+    """All a reader finds in `data`: records (with their lines when `delivered` to a
+    callback), problems, and where it stands."""
+    put(root, "events.jsonl", data)
+    seen: list[tuple[Any, int | None]] = []
+
+    def on_record(record: Any, line: int) -> None:
+        seen.append((record.model_dump(), line))
+
+    reader = LogReader(root, "events.jsonl", Kind.EVENTS, on_record if delivered else None)
+    batch = reader.poll()
+    records = seen or [(r.model_dump(), None) for r in batch.records]
+    where = (reader.line_no, reader.last_seq, reader.last_hash, reader.unverified_from)
+    return records, batch.problems, where, list(reader.line_starts), reader.pending_problem
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=hostile_lines(), unterminated=st.booleans(), delivered=st.booleans())
+def test_the_common_line_shortcut_finds_what_the_full_path_finds(
+    lines: list[bytes], unterminated: bool, delivered: bool
+) -> None:
+    """`LogReader._lines` takes a line with nothing to report on a shortcut; the full path
+    (`_irregular`, which parses with jiter) is the one truth: with the shortcut off, every
+    line goes that way, and a read finds the same records, problems and chain."""
+    data = b"\n".join(lines) + (b"" if unterminated else b"\n")
+    with pytest.MonkeyPatch.context() as patch, scratch() as root:
+        patch.setattr(store.format.load, "MAX_LINE_BYTES", 300)
+        fast = read_log(root / "fast", data, delivered)
+        patch.setattr(store.format.load, "plainly_unique", lambda line, record: False)
+        full = read_log(root / "full", data, delivered)
+    assert fast == full
