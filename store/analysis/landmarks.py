@@ -171,8 +171,8 @@ class Landmarks:
         limits = (budget.usd, budget.tokens, budget.steps, budget.wall_seconds) if budget else ()
         if self._budget_for != (limits, self.lines):
             self._budget_for = (limits, self.lines)
-            found = self._thresholds(budget) if budget is not None else ()
-            self._budget = sorted(found, key=lambda mark: mark.seq)
+            crossed = self._thresholds(budget) if budget is not None else ()
+            self._budget = sorted(crossed, key=lambda mark: mark.seq)
 
     def _thresholds(self, budget: Budget) -> Iterable[Landmark]:
         seqs, *series = self._usage
