@@ -121,6 +121,7 @@ class ReplayFeed:
             last = replay.last_seq
             if last == 0:
                 return None, 0, None
+            self._catch_up(last)
             self._place(replay)
             start = last if seq is None else max(1, min(seq, last))
             problem = first_cited(self._problems(replay), replay.mission.events_path, last)
@@ -138,6 +139,13 @@ class ReplayFeed:
             )
         frame, last = self.read(target)
         return frame, last, bearings
+
+    def _catch_up(self, last: int) -> None:
+        """Feed the landmarks here when one chunk is all that is left of the log (a small
+        log, a few lines appended): the frame comes with them all."""
+        window = self._next_window()
+        if window is not None and window.first + window.count == last:
+            self.landmarks.add(window.read())
 
     def _place(self, replay: Replay) -> None:
         mission = replay.mission
