@@ -100,10 +100,13 @@ class ReplayFeed:
             if ticket == self._asked:
                 show(*found)
 
+        from textual.worker import get_current_worker
+
         def work() -> None:
             found = self.aimed(seq, aim)
             node.app.call_from_thread(done, found)
-            if self.scan():
+            worker = get_current_worker()  # cancelled when the app closes
+            if self.scan(lambda: worker.is_cancelled):
                 node.app.call_from_thread(again)
 
         node.run_worker(work, thread=True, group=REPLAY_READ)
@@ -185,10 +188,11 @@ class ReplayFeed:
         unread = f" (landmarks read to seq {read} of {last})" if read < last else ""
         return start, f"no landmark {way} seq {start}{unread}"
 
-    def scan(self) -> bool:
+    def scan(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """Feed the landmarks every line of the events log not fed yet, SCAN_LINES at a
-        time (read outside the lock, folded under it); False when there was none or
-        another scan is under way. Reads files: call it off the event loop."""
+        time (read outside the lock, folded under it), until `stop()` between two;
+        False when there was none or another scan is under way. Reads files: call it
+        off the event loop."""
         with self._lock:
             if self._scanning or self._replay is None:
                 return False
@@ -197,7 +201,7 @@ class ReplayFeed:
         try:
             while True:
                 with self._lock:
-                    window = self._next_window()
+                    window = None if stop() else self._next_window()
                     if window is None:
                         self._scanning = False
                         return fed
