@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.analysis.landmarks import Aim, Landmark, Landmarks, first_cited
+from store.analysis.landmarks import Aim, Bearings, Landmarks, first_cited
 from store.analysis.replay import Frame, Replay
 from store.format.load import LogReader, Window
 from store.format.problems import Problem
@@ -31,27 +30,6 @@ SCAN_LINES = 8192
 fold at most)."""
 TICKS = 256
 """Stretches of the log the position bar's landmark ticks are found for."""
-
-
-@dataclass(frozen=True)
-class Bearings:
-    """Where a frame sits among the log's landmarks (plain data for the event loop)."""
-
-    here: tuple[Landmark, ...]
-    """The landmarks on the frame's event."""
-    previous: int | None
-    following: int | None
-    """The seqs of the landmarks before and after it."""
-    ticks: tuple[int, ...]
-    """Seqs of landmarks, one per stretch of the log that has one (`Landmarks.ticks`)."""
-    problem: Problem | None
-    """The problem citing the earliest line of the events log."""
-    scanned: int
-    """Lines of the log looked at for landmarks so far."""
-    aim: Aim | None = None
-    """The aim this frame answers."""
-    note: str = ""
-    """Why the aim did not move (no landmark that way, no problem citing an event)."""
 
 
 class ReplayFeed:
@@ -208,6 +186,9 @@ class ReplayFeed:
                     generation = self._scanned
                 lines = window.read()
                 with self._lock:
+                    if not lines:  # the file cannot be read now: a later read tries again
+                        self._scanning = False
+                        return fed
                     if generation == self._scanned and window.first == self.landmarks.lines:
                         self.landmarks.add(lines)
                         fed = True

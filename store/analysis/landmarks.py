@@ -17,6 +17,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -43,6 +44,27 @@ class Landmark(NamedTuple):
     seq: int
     kind: str
     label: str
+
+
+@dataclass(frozen=True)
+class Bearings:
+    """Where a frame sits among the log's landmarks (plain data for the event loop)."""
+
+    here: tuple[Landmark, ...]
+    """The landmarks on the frame's event."""
+    previous: int | None
+    following: int | None
+    """The seqs of the landmarks before and after it."""
+    ticks: tuple[int, ...]
+    """Seqs of landmarks, one per stretch of the log that has one (`Landmarks.ticks`)."""
+    problem: Problem | None
+    """The problem citing the earliest line of the events log."""
+    scanned: int
+    """Lines of the log looked at for landmarks so far."""
+    aim: Aim | None = None
+    """The aim this frame answers."""
+    note: str = ""
+    """Why the aim did not move (no landmark that way, no problem citing an event)."""
 
 
 def _cut(text: str) -> str:

@@ -518,9 +518,9 @@ def aims(kind: str, hops: int) -> Check:
             walk.pilot,
             lambda: (
                 view.aim is None
-                and view.marks is not None
-                and view.marks.aim is not None
-                and view.marks.aim[:2] == (kind, hops)
+                and view.bearings is not None
+                and view.bearings.aim is not None
+                and view.bearings.aim[:2] == (kind, hops)
             ),
         )
 

@@ -16,7 +16,7 @@ from hud import replaying
 from hud.app import HudApp
 from hud.replaying import REPLAY_READ
 from hud.screens.mission import MissionScreen
-from store.analysis.landmarks import Landmark
+from store.analysis.landmarks import Bearings, Landmark
 from store.analysis.replay import Frame, Replay
 from store.index.check import check
 from tests.factory import T0, chain, mission, resume, stamp
@@ -208,29 +208,10 @@ async def test_f_says_so_when_no_problem_cites_an_event(
 
 def test_a_hostile_label_is_shown_as_data_on_the_landmark_line() -> None:
     label = "error: [bold red]x[/] \x1b]52;c;aGk=\x07 \u202eevil"
-    text = landmark_text(
-        7,
-        [Landmark(7, "failure", label)],
-        None,
-        None,
-        problem=None,
-        note="",
-        reading=False,
-        width=200,
-        variables={},
-    )
+    bearings = Bearings((Landmark(7, "failure", label),), None, None, (7,), None, 9)
+    text = landmark_text(7, bearings, 9, 200, {})
     assert "\x1b" not in text.plain and "\x07" not in text.plain and "\u202e" not in text.plain
     assert "[bold red]x[/]" in text.plain  # markup is text, not style
     assert not any("red" in str(span.style) for span in text.spans)
-    narrow = landmark_text(
-        7,
-        [Landmark(7, "failure", label)],
-        None,
-        None,
-        problem=None,
-        note="",
-        reading=False,
-        width=30,
-        variables={},
-    )
+    narrow = landmark_text(7, bearings, 9, 30, {})
     assert narrow.cell_len <= 30 and narrow.plain.endswith("…")

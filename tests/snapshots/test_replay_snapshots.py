@@ -44,7 +44,7 @@ async def at_plan_v2(pilot: Pilot[Any]) -> None:
 
     def settled(seq: int) -> bool:
         reading = any(w.group == REPLAY_READ and w.is_running for w in app.workers)
-        marks = view.marks
+        marks = view.bearings
         return (
             not reading
             and view.aim is None

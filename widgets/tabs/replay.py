@@ -9,7 +9,7 @@ reads a file.
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,36 +18,14 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Static
 
-from store.analysis.landmarks import Aim, Landmark
+from store.analysis.landmarks import Aim, Bearings
 from store.analysis.replay import Frame
-from store.format.problems import Problem
 from widgets.tabs.common import DocumentScroll, FocusOnShow, Reselected, ThemeAware
 from widgets.tabs.replay_jump import JumpDialog
 from widgets.tabs.replay_text import frame_text, landmark_text, timeline_text
 
 PLAY_SECONDS = 0.5
 """How long `p` shows each event before it steps to the next."""
-
-
-class Marks(Protocol):
-    """Where a frame sits among the log's landmarks (`hud.replaying.Bearings`)."""
-
-    @property
-    def here(self) -> tuple[Landmark, ...]: ...
-    @property
-    def previous(self) -> int | None: ...
-    @property
-    def following(self) -> int | None: ...
-    @property
-    def ticks(self) -> tuple[int, ...]: ...
-    @property
-    def problem(self) -> Problem | None: ...
-    @property
-    def scanned(self) -> int: ...
-    @property
-    def aim(self) -> Aim | None: ...
-    @property
-    def note(self) -> str: ...
 
 
 class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
@@ -84,7 +62,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         """A frame (or the news that there is none) has come."""
         self.aim: Aim | None = None
         """Where to go from `seq`, until a frame answers it."""
-        self.marks: Marks | None = None
+        self.bearings: Bearings | None = None
         self._player: Timer | None = None
         self._shown: tuple[Text, ...] = ()
         self._doc = Text("Reading the events log…", style="dim")
@@ -112,13 +90,13 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
     def playing(self) -> bool:
         return self._player is not None
 
-    def show(self, frame: Frame | None, last_seq: int, marks: Marks | None = None) -> None:
+    def show(self, frame: Frame | None, last_seq: int, bearings: Bearings | None = None) -> None:
         """The frame of the wanted event (None: the log has no event yet) and where it
         sits among the landmarks; a frame that answers the aim is where the view goes."""
-        answered = self.aim is not None and marks is not None and marks.aim == self.aim
+        answered = self.aim is not None and bearings is not None and bearings.aim == self.aim
         if self.aim is not None and not answered:
             return  # an answer to an earlier wish: the aimed one is on its way
-        self.frame, self.last_seq, self.read, self.marks = frame, last_seq, True, marks
+        self.frame, self.last_seq, self.read, self.bearings = frame, last_seq, True, bearings
         if frame is not None and (self.live or self.seq > last_seq or answered):
             self.seq = frame.moment.seq
         self.aim = None
@@ -143,7 +121,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
             playing=self.playing,
             width=width,
             variables=self.variables,
-            ticks=self.marks.ticks if self.marks is not None else (),
+            ticks=self.bearings.ticks if self.bearings is not None else (),
         )
         marks = self._marks_line(width)
         doc = self._doc
@@ -155,20 +133,12 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         self.doc.update(doc)
 
     def _marks_line(self, width: int) -> Text:
-        marks = self.marks
-        if marks is None or self.frame is None or self.frame.moment.seq != self.seq:
-            return Text("landmarks: …" if self.aim or not self.read else "", style="dim")
-        return landmark_text(
-            self.seq,
-            marks.here,
-            marks.previous,
-            marks.following,
-            problem=marks.problem,
-            note=marks.note,
-            reading=marks.scanned < self.last_seq,
-            width=width,
-            variables=self.variables,
-        )
+        if self.read and self.frame is None:
+            return Text()
+        bearings = self.bearings
+        if bearings is None or self.frame is None or self.frame.moment.seq != self.seq:
+            return Text("landmarks: …", style="dim")  # until the frame wanted comes
+        return landmark_text(self.seq, bearings, self.last_seq, width, self.variables)
 
     @property
     def shown_text(self) -> str:

@@ -9,9 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from rich.text import Text
 
-from store.analysis.landmarks import Landmark
+from store.analysis.landmarks import Bearings
 from store.analysis.replay import Change, Frame, Moment
-from store.format.problems import Problem
 from store.format.text import amount
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
@@ -69,34 +68,27 @@ def timeline_text(
 
 
 def landmark_text(
-    seq: int,
-    here: Sequence[Landmark],
-    previous: int | None,
-    following: int | None,
-    *,
-    problem: Problem | None,
-    note: str,
-    reading: bool,
-    width: int,
-    variables: Mapping[str, str],
+    seq: int, bearings: Bearings, last: int, width: int, variables: Mapping[str, str]
 ) -> Text:
     """One line under the bar: why a jump did not move, else the landmarks on event
     `seq` (or the problem it is the first event of), else the nearest landmarks."""
-    if note:
-        text = Text("⚠ " + note, style=theme_style("$warning", variables))
+    problem, here = bearings.problem, bearings.here
+    if bearings.note:
+        text = Text("⚠ " + bearings.note, style=theme_style("$warning", variables))
     elif problem is not None and problem.line == seq:
         text = Text("first problem: ", style="dim").append_text(problem_text(problem, variables))
     elif here:
-        mark = here[0]
         text = Text("◆ ", style=theme_style("$warning bold", variables))
-        text.append(f"{mark.kind}: ", style="bold").append_text(safe(mark.label))
+        text.append(f"{here[0].kind}: ", style="bold").append_text(safe(here[0].label))
         if len(here) > 1:
             text.append(f"  +{len(here) - 1} more here", style="dim")
     else:
-        before = f"seq {previous}" if previous is not None else "none"
-        after = f"seq {following}" if following is not None else "none"
+        before, after = (
+            f"seq {found}" if found is not None else "none"
+            for found in (bearings.previous, bearings.following)
+        )
         text = Text(f"landmarks: previous {before} · next {after}", style="dim")
-        if reading:
+        if bearings.scanned < last:
             text.append(" (still reading the log)", style="dim")
     text.truncate(width, overflow="ellipsis")
     return text
