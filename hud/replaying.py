@@ -182,6 +182,8 @@ class ReplayFeed:
                     window = None if stop() else self._next_window()
                     if window is None:
                         self._scanning = False
+                        if fed:  # documents land on the events read since
+                            self._place(self._replay)
                         return fed
                     generation = self._scanned
                 lines = window.read()

@@ -215,3 +215,26 @@ def test_a_hostile_label_is_shown_as_data_on_the_landmark_line() -> None:
     assert not any("red" in str(span.style) for span in text.spans)
     narrow = landmark_text(7, bearings, 9, 30, {})
     assert narrow.cell_len <= 30 and narrow.plain.endswith("…")
+
+
+def test_the_feed_reads_landmarks_in_chunks_and_again_from_the_top_when_the_log_is_replaced(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replaying, "SCAN_LINES", 8)
+    feed = replaying.ReplayFeed(root, "marked")
+    frame, last, bearings = feed.aimed(None, None)
+    assert frame is not None and last == EVENTS and bearings is not None
+    assert bearings.scanned == 0  # more than one chunk: read after the frame
+    assert feed.scan() and feed.landmarks.lines == EVENTS and not feed.scan()
+    assert [mark.seq for mark in feed.landmarks.all()] == [1, 5, 12, 20, 25, 33, 40, 45]
+
+    records = [
+        {"at": stamp(T0 + timedelta(seconds=n)), "actor": "agent", "type": "heartbeat"}
+        | ({"type": "halt", "reason": "stop"} if n == 3 else {})
+        for n in range(1, 5)
+    ]
+    (root / "missions/marked/events.jsonl").write_bytes(chain(records))
+    _, last, bearings = feed.aimed(None, ("landmark", -1, 4))
+    assert last == 4 and bearings is not None and bearings.scanned == 4  # one chunk: at once
+    failures = [mark for mark in feed.landmarks.all() if mark.kind == "failure"]
+    assert failures == [Landmark(3, "failure", "halt: stop")]
