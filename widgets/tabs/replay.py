@@ -93,9 +93,9 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
     def show(self, frame: Frame | None, last_seq: int, bearings: Bearings | None = None) -> None:
         """The frame of the wanted event (None: the log has no event yet) and where it
         sits among the landmarks; a frame that answers the aim is where the view goes."""
-        answered = self.aim is not None and bearings is not None and bearings.aim == self.aim
-        if self.aim is not None and not answered:
+        if self.aim is not None and bearings is not None and bearings.aim != self.aim:
             return  # an answer to an earlier wish: the aimed one is on its way
+        answered = self.aim is not None  # (or the log has no event to aim at)
         self.frame, self.last_seq, self.read, self.bearings = frame, last_seq, True, bearings
         if frame is not None and (self.live or self.seq > last_seq or answered):
             self.seq = frame.moment.seq
