@@ -145,9 +145,9 @@ class ReplayFeed:
 
     def _target(self, start: int, aim: Aim | None, problem: Problem | None) -> tuple[int, str]:
         """The event `aim` points to from `start`, and why it stays there when it does."""
-        if aim is None:
+        kind, hops, _ = aim or ("landmark", 0, start)
+        if kind == "landmark" and hops == 0:  # none asked, or as many back as forward
             return start, ""
-        kind, hops, _ = aim
         if kind == "problem":
             if problem is None or problem.line is None:
                 return start, "no problem of hud check cites an event of this log"

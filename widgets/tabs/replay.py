@@ -142,7 +142,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
 
     @property
     def shown_text(self) -> str:
-        """The bar and the frame as plain text (for tests)."""
+        """The bar, the landmark line and the frame as plain text (for tests)."""
         return "\n".join(text.plain for text in self._shown)
 
     # ---- keys -----------------------------------------------------------------------------
