@@ -522,6 +522,7 @@ def aims(kind: str, hops: int) -> Check:
                 and view.bearings.aim is not None
                 and view.bearings.aim[:2] == (kind, hops)
             ),
+            10.0,
         )
 
     return check
