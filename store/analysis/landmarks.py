@@ -128,9 +128,9 @@ class Landmarks:
     def _fold(self, record: Any, line: int) -> None:
         actor = record.actor
         if actor != self._actor:
-            if self._actor is not None and actor not in self._actors:
-                self._note(line, "handoff", f"handoff from {self._actor} to {actor}")
-            if len(self._actors) < ACTORS_KEPT:
+            if actor not in self._actors and len(self._actors) < ACTORS_KEPT:
+                if self._actor is not None:
+                    self._note(line, "handoff", f"handoff from {self._actor} to {actor}")
                 self._actors.add(actor)
             self._actor = actor
         if record.type == "usage":

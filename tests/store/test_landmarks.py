@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from store.analysis import landmarks
 from store.analysis.landmarks import LABEL_MAX, Landmark, Landmarks, first_cited
 from store.format.load import EVENT_ADAPTER
 from store.format.problems import Problem
@@ -309,3 +310,9 @@ def test_landmarks_are_sorted_and_each_is_on_an_event_of_its_kind(
     }
     assert failures <= {mark.seq for mark in found if mark.kind == "failure"}
     assert marks.after(0) == (found[0].seq if found else None)
+
+
+def test_past_actors_kept_a_new_actor_is_no_longer_a_handoff(monkeypatch: Any) -> None:
+    monkeypatch.setattr(landmarks, "ACTORS_KEPT", 3)
+    marks = fed(*(event(n, "heartbeat", actor=f"a{n}") for n in range(1, 7)))
+    assert [mark.seq for mark in marks.all()] == [2, 3]  # a1, a2, a3 kept: a4.. are not noted
