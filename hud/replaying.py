@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 REPLAY_READ = "replay-read"
 """The worker group of replay reads (tests wait for it to be idle)."""
-SCAN_LINES = 8192
+SCAN_LINES = 2048
 """Lines of the events log read at a time for landmarks (a jump waits for one chunk's
 fold at most)."""
 TICKS = 256
