@@ -1,11 +1,14 @@
 """Landmarks of a mission's events log: the events worth jumping to in a replay.
 
-An approval asked or decided, a handoff, a plan version, a failure, a budget threshold
-crossed: each is a `Landmark` (seq, kind, short label). Events are fed in log order,
-as many as were read (`add`); documents (plans, requests, decisions, the handoff) land on
+Each is a `Landmark` (seq, kind, short label), of one of KINDS: a failure (a step that
+failed, blocked or ended outcome_unknown, an attempt that finished error or unknown, an
+error or halt event), a handoff (an actor new to the log, or handoff.json), a plan
+version, an approval asked (a request) or decided (a decision), a budget threshold
+crossed. Events are fed in log order, as many as were read (`add`); documents land on
 the first event at which the replay shows them (`store.analysis.replay`: a document
-counts from the first event whose `at` is at or after its time); budget thresholds on the
-first event at which the used amount reaches WARN_AT or all of a `[budget]` limit.
+counts from the first event whose `at` is at or after its time); budget thresholds on
+the first event at which the used amount (or wall time) reaches WARN_AT or all of a
+`[budget]` limit (`place`, with the limits as they are now).
 
 Pure: records in, landmarks out, no IO. Memory is bounded for a 1,000,000-line log:
 per event line one float (the latest time so far); per landmark an index, a kind byte
