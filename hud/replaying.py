@@ -2,7 +2,10 @@
 
 `ReplayFeed.read` runs in a thread (it reads what changed in the mission's folder, then
 folds at most a checkpoint's worth of lines); the frame is handed to the event loop,
-which shows only the newest request's answer.
+which shows only the newest request's answer. `ReplayFeed.aimed` does the same for an
+`Aim` (the next or previous landmark, the first event a problem cites) with the
+`Bearings` of the frame; `ReplayFeed.scan` feeds the log's new lines to its
+`store.analysis.landmarks.Landmarks`, a chunk at a time, after the frame is shown.
 """
 
 from __future__ import annotations
@@ -12,13 +15,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.analysis.landmarks import Aim, Bearings, Landmarks, first_cited
 from store.analysis.replay import Frame, Replay
+from store.format.load import LogReader, Window
+from store.format.problems import Problem
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
 
 REPLAY_READ = "replay-read"
 """The worker group of replay reads (tests wait for it to be idle)."""
+SCAN_LINES = 2048
+"""Lines of the events log read at a time for landmarks (a jump waits for one chunk's
+fold at most)."""
+TICKS = 256
+"""Stretches of the log the position bar's landmark ticks are found for."""
 
 
 class ReplayFeed:
@@ -29,6 +40,10 @@ class ReplayFeed:
         self._replay: Replay | None = None
         self._lock = threading.Lock()
         self._asked = 0
+        self.landmarks = Landmarks()
+        self._scanned: tuple[LogReader, int] | None = None
+        """The reader and generation the landmarks were fed from."""
+        self._scanning = False
 
     def read(self, seq: int | None) -> tuple[Frame | None, int]:
         """(the frame of event `seq`, kept within the log, or of the newest when None;
@@ -44,19 +59,156 @@ class ReplayFeed:
             return self._replay.frame(target), last
 
     def ask(
-        self, node: DOMNode, seq: int | None, show: Callable[[Frame | None, int], None]
+        self,
+        node: DOMNode,
+        seq: int | None,
+        show: Callable[[Frame | None, int, Bearings | None], None],
+        *,
+        aim: Aim | None = None,
+        again: Callable[[], None] = lambda: None,
     ) -> None:
-        """Read frame `seq` in a thread worker of `node`, then `show` it on the event loop
-        unless a later `ask` came meanwhile."""
+        """Read frame `seq` (or where `aim` points from it: `aimed`) in a thread worker
+        of `node`, then `show` it on the event loop unless a later `ask` came meanwhile;
+        then, in the same worker, `scan` the lines the read found and run `again` on the
+        event loop when there were any (the landmarks changed)."""
         self._asked += 1
         ticket = self._asked
 
-        def done(found: tuple[Frame | None, int]) -> None:
+        def done(found: tuple[Frame | None, int, Bearings | None]) -> None:
             if ticket == self._asked:
                 show(*found)
 
+        from textual.worker import get_current_worker
+
         def work() -> None:
-            found = self.read(seq)
+            found = self.aimed(seq, aim)
             node.app.call_from_thread(done, found)
+            worker = get_current_worker()  # cancelled when the app closes
+            if self.scan(lambda: worker.is_cancelled):
+                node.app.call_from_thread(again)
 
         node.run_worker(work, thread=True, group=REPLAY_READ)
+
+    # ---- landmarks -------------------------------------------------------------------------
+
+    def aimed(self, seq: int | None, aim: Aim | None) -> tuple[Frame | None, int, Bearings | None]:
+        """`read` the frame of the event `aim` points to from event `seq` (the newest
+        when None), with its `Bearings`. Reads files: call it off the event loop."""
+        with self._lock:
+            if self._replay is None:
+                self._replay = Replay(self.root, self.mission_id)
+            replay = self._replay
+            replay.refresh()
+            last = replay.last_seq
+            if last == 0:
+                return None, 0, None
+            self._catch_up(last)
+            self._place(replay)
+            start = last if seq is None else max(1, min(seq, last))
+            problem = first_cited(self._problems(replay), replay.mission.events_path, last)
+            target, note = self._target(start, aim, problem)
+            marks = self.landmarks
+            bearings = Bearings(
+                here=tuple(marks.at(target)),
+                previous=marks.before(target),
+                following=marks.after(target),
+                ticks=marks.ticks(last, TICKS),
+                problem=problem,
+                scanned=marks.lines,
+                aim=aim,
+                note=note,
+            )
+        frame, last = self.read(target)
+        return frame, last, bearings
+
+    def _catch_up(self, last: int) -> None:
+        """Feed the landmarks here when one chunk is all that is left of the log (a small
+        log, a few lines appended): the frame comes with them all."""
+        window = self._next_window()
+        if window is not None and window.first + window.count == last:
+            self.landmarks.add(window.read())
+
+    def _place(self, replay: Replay) -> None:
+        mission = replay.mission
+        constraints = mission.constraints.record if mission.constraints else None
+        self.landmarks.place(
+            plans={version: loaded.record for version, loaded in mission.plans.items()},
+            requests={rid: loaded.record for rid, loaded in mission.requests.items()},
+            decisions={rid: loaded.record for rid, loaded in mission.decisions.items()},
+            handoff=mission.handoff.record if mission.handoff else None,
+            budget=constraints.budget if constraints else None,
+        )
+
+    def _problems(self, replay: Replay) -> list[Problem]:
+        """The mission's problems as `hud check` reports them."""
+        return replay.workspace.problems_by_row().get(self.mission_id, [])
+
+    def _target(self, start: int, aim: Aim | None, problem: Problem | None) -> tuple[int, str]:
+        """The event `aim` points to from `start`, and why it stays there when it does."""
+        kind, hops, _ = aim or ("landmark", 0, start)
+        if kind == "landmark" and hops == 0:  # none asked, or as many back as forward
+            return start, ""
+        if kind == "problem":
+            if problem is None or problem.line is None:
+                return start, "no problem of hud check cites an event of this log"
+            return problem.line, ""
+        target = start
+        for _ in range(abs(hops)):
+            found = self.landmarks.after(target) if hops > 0 else self.landmarks.before(target)
+            if found is None:
+                break
+            target = found
+        if target != start:
+            return target, ""
+        way = "after" if hops > 0 else "before"
+        read = self.landmarks.lines
+        last = self._replay.last_seq if self._replay is not None else read
+        unread = f" (landmarks read to seq {read} of {last})" if read < last else ""
+        return start, f"no landmark {way} seq {start}{unread}"
+
+    def scan(self, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Feed the landmarks every line of the events log not fed yet, SCAN_LINES at a
+        time (read outside the lock, folded under it), until `stop()` between two;
+        False when there was none or another scan is under way. Reads files: call it
+        off the event loop."""
+        with self._lock:
+            if self._scanning or self._replay is None:
+                return False
+            self._scanning = True
+        fed = False
+        try:
+            while True:
+                with self._lock:
+                    window = None if stop() else self._next_window()
+                    if window is None:
+                        self._scanning = False
+                        if fed:  # documents land on the events read since
+                            self._place(self._replay)
+                        return fed
+                    generation = self._scanned
+                lines = window.read()
+                with self._lock:
+                    if not lines:  # the file cannot be read now: a later read tries again
+                        self._scanning = False
+                        return fed
+                    if generation == self._scanned and window.first == self.landmarks.lines:
+                        self.landmarks.add(lines)
+                        fed = True
+        except BaseException:
+            with self._lock:
+                self._scanning = False
+            raise
+
+    def _next_window(self) -> Window | None:
+        """The next lines to feed (None: none); a log read again from the top starts the
+        landmarks again."""
+        assert self._replay is not None
+        reader = self._replay.mission.events
+        if reader is None:
+            if self.landmarks.lines:
+                self.landmarks, self._scanned = Landmarks(), None
+            return None
+        seen = (reader, reader.generation)
+        if seen != self._scanned or len(reader.line_starts) < self.landmarks.lines:
+            self.landmarks, self._scanned = Landmarks(), seen
+        return reader.window(self.landmarks.lines, SCAN_LINES)

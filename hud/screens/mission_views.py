@@ -272,13 +272,16 @@ def update_handoff(screen: RowScreen[Any], mission: MissionState) -> None:
 
 
 def update_replay(screen: RowScreen[Any], mission: MissionState) -> None:
-    """The frame of the event the view wants, read in a thread (`hud.replaying`)."""
+    """The frame of the event the view wants (or aims at), with its landmarks, read in a
+    thread (`hud.replaying`); the log's new lines are then read for landmarks, and the
+    view asked again once they are."""
     view = find(screen, ReplayView)
     if view is not None:
         feed = _REPLAYS.get(view)
         if feed is None:  # made when first wanted, for the life of the view
             feed = _REPLAYS[view] = ReplayFeed(screen.hud.root, screen.mission_id)
-        feed.ask(screen, view.wanted, view.show)
+        again = lambda: update_replay(screen, mission)  # noqa: E731
+        feed.ask(screen, view.wanted, view.show, aim=view.aim, again=again)
 
 
 _REPLAYS: WeakKeyDictionary[ReplayView, ReplayFeed] = WeakKeyDictionary()

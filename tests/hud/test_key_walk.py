@@ -42,6 +42,7 @@ from widgets.row_table import RowTable
 from widgets.tabs.execution import ExecutionView
 from widgets.tabs.plan import PlanView
 from widgets.tabs.replay import ReplayView
+from widgets.tabs.replay_jump import JumpDialog
 from widgets.tabs.review import ReviewView
 
 # ---- the directories walked ----------------------------------------------------------------
@@ -506,6 +507,27 @@ def replays(
     return check
 
 
+def aims(kind: str, hops: int) -> Check:
+    """The key asks where `kind` points (`hops` landmarks away) and the answer is shown."""
+
+    async def check(walk: Walk) -> None:
+        view = walk.home.query_one(ReplayView)
+        await until(walk.pilot, lambda: view.frame is not None and view.last_seq > 2)
+        await walk.press()
+        await until(
+            walk.pilot,
+            lambda: (
+                view.aim is None
+                and view.bearings is not None
+                and view.bearings.aim is not None
+                and view.bearings.aim[:2] == (kind, hops)
+            ),
+            10.0,
+        )
+
+    return check
+
+
 def reviews(version: int, start: int | None = None) -> Check:
     """The key shows the review of plan `version` (from plan `start`, else the latest)."""
 
@@ -620,6 +642,10 @@ CHECKS: dict[str, Check] = {
     "replay.first": replays(lambda view: 1),
     "replay.live": replays(lambda view: view.last_seq, live=True, start=ReplayView.action_first),
     "replay.play": toggles("playing", lambda walk: walk.home.query_one(ReplayView)),
+    "replay.jump": opens(JumpDialog),
+    "replay.next_landmark": aims("landmark", 1),
+    "replay.prev_landmark": aims("landmark", -1),
+    "replay.first_problem": aims("problem", 0),
     "review.version": reviews(1),
     "review.version_newer": reviews(2, start=1),
     # history

@@ -5,15 +5,16 @@ Pure: renders a `store.analysis.replay.Frame` (plain data); agent-written text g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from rich.text import Text
 
+from store.analysis.landmarks import Bearings
 from store.analysis.replay import Change, Frame, Moment
 from store.format.text import amount
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
-from widgets.tabs.common import heading, join_lines, moment
+from widgets.tabs.common import heading, join_lines, moment, problem_text
 
 CHANGED = "◆ "
 """The mark of a line that changed since the event before."""
@@ -22,10 +23,22 @@ Marker = Callable[[tuple[str, str], Text], Text]
 """Marks a line whose (what, key) changed."""
 
 
+TICK_BEFORE, TICK_AFTER = "┿", "┼"
+"""A landmark on the bar, before and after the event shown."""
+
+
 def timeline_text(
-    seq: int, last: int, *, live: bool, playing: bool, width: int, variables: Mapping[str, str]
+    seq: int,
+    last: int,
+    *,
+    live: bool,
+    playing: bool,
+    width: int,
+    variables: Mapping[str, str],
+    ticks: Sequence[int] = (),
 ) -> Text:
-    """`seq 12 of 40  ━━━━●─────  ● LIVE` (or `▶ playing`, `⏸ paused`), fitted to `width`."""
+    """`seq 12 of 40  ━━┿━●──┼──  ● LIVE` (or `▶ playing`, `⏸ paused`), fitted to
+    `width`: where the event sits in the log, and a tick for each landmark in `ticks`."""
     text = Text(f"seq {seq} of {last}  ", style="bold")
     if live:
         state = Text("● LIVE", style=theme_style("$success bold", variables))
@@ -35,12 +48,50 @@ def timeline_text(
         state = Text("⏸ paused", style="dim")
     cells = max(0, width - text.cell_len - state.cell_len - 2)
     if cells >= 5 and last > 0:
-        at = min(cells - 1, round((seq - 1) / max(1, last - 1) * (cells - 1)))
-        text.append("━" * at, style=theme_style("$accent", variables))
-        text.append("●", style="bold")
-        text.append("─" * (cells - 1 - at), style="dim")
+
+        def cell(event: int) -> int:
+            return min(cells - 1, round((event - 1) / max(1, last - 1) * (cells - 1)))
+
+        at = cell(seq)
+        marked = {cell(tick) for tick in ticks if 1 <= tick <= last}
+        done, rest = theme_style("$accent", variables), "dim"
+        tick = theme_style("$warning bold", variables)
+        for index in range(cells):
+            if index == at:
+                text.append("●", style="bold")
+            elif index in marked:
+                text.append(TICK_BEFORE if index < at else TICK_AFTER, style=tick)
+            else:
+                text.append("━" if index < at else "─", style=done if index < at else rest)
         text.append("  ")
     return text.append_text(state)
+
+
+def landmark_text(
+    seq: int, bearings: Bearings, last: int, width: int, variables: Mapping[str, str]
+) -> Text:
+    """One line under the bar: why a jump did not move, else the landmarks on event
+    `seq` (or the problem it is the first event of), else the nearest landmarks."""
+    problem, here = bearings.problem, bearings.here
+    if bearings.note:
+        text = Text("⚠ " + bearings.note, style=theme_style("$warning", variables))
+    elif problem is not None and problem.line == seq:
+        text = Text("first problem: ", style="dim").append_text(problem_text(problem, variables))
+    elif here:
+        text = Text("◆ ", style=theme_style("$warning bold", variables))
+        text.append(f"{here[0].kind}: ", style="bold").append_text(safe(here[0].label))
+        if len(here) > 1:
+            text.append(f"  +{len(here) - 1} more here", style="dim")
+    else:
+        before, after = (
+            f"seq {found}" if found is not None else "none"
+            for found in (bearings.previous, bearings.following)
+        )
+        text = Text(f"landmarks: previous {before} · next {after}", style="dim")
+        if bearings.scanned < last:
+            text.append(" (still reading the log)", style="dim")
+    text.truncate(width, overflow="ellipsis")
+    return text
 
 
 def frame_text(frame: Frame, variables: Mapping[str, str]) -> Text:
