@@ -25,6 +25,7 @@ SUMMARIES = {
     "review": "answer the review questions for a plan version (exit 1 when one fails)",
     "metrics": "coordination metrics over a window, per mission and across the directory",
     "serve": "an SSH server, a HUD per session: reviewers read, approvers decide, operators edit",
+    "web": "the HUD in a browser, per session: reviewers read, approvers decide, operators edit",
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)
