@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp_jinja2
@@ -384,8 +385,8 @@ class Server:
 async def _forward(socket: web.WebSocketResponse, service: HudService, data: str) -> bool:
     """One browser message (textual-serve's envelope) to the HUD; False if malformed."""
     try:
-        envelope = json.loads(data)
-        kind, body = envelope[0], (envelope[1] if len(envelope) > 1 else None)
+        kind, *rest = json.loads(data)
+        body: Any = rest[0] if rest else None
         if kind == "stdin" and isinstance(body, str):
             await service.send_bytes(body.encode("utf-8", "replace"))
         elif kind == "resize":
