@@ -210,12 +210,14 @@ class Server:
         return False
 
     def _holder(self, request: web.Request) -> tuple[Holder, Session | None] | None:
-        """Who makes `request`: the trusted proxy's user, else the session's; None."""
+        """Who makes `request`: the person the trusted proxy names (listed in the tokens
+        file), else the session's; None."""
         proxy = self.settings.proxy
-        if proxy is not None and request.remote == proxy.address:
-            name = request.headers.get(proxy.header)
-            holder = Tokens.read(self.settings.tokens).named(name) if name else None
-            return None if holder is None else (holder, None)
+        name = request.headers.get(proxy.header) if proxy is not None else None
+        if proxy is not None and name and request.remote == proxy.address:
+            holder = Tokens.read(self.settings.tokens).named(name)
+            if holder is not None:
+                return holder, None
         session = self.sessions.get(request.cookies.get(COOKIE), self._loop.time())
         return None if session is None else (session.holder, session)
 
