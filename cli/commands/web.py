@@ -59,7 +59,7 @@ def build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url",
         metavar="URL",
-        help="where browsers reach this server, e.g. https://hud.example.com (default: "
+        help="where browsers reach this server, e.g. https://ops.example.com (default: "
         "from --listen); the only Origin and Host accepted, and the notifications' link",
     )
     parser.add_argument(
