@@ -48,6 +48,8 @@ MAX_MESSAGE = 64 * 1024
 """Bytes of one websocket message from a browser, at most (a paste larger is refused)."""
 RATE, BURST = 200.0, 400
 """Browser messages a second a session may send, and at once: beyond, reading waits."""
+MAX_STDERR = 64 * 1024
+"""Bytes of a HUD's stderr logged at most."""
 GRACE = 2.0
 """Seconds a HUD has to quit when asked before its process group is ended."""
 
@@ -102,6 +104,7 @@ class HudService(AppService):
         self._argv = argv
         self._env = env
         self._memory = memory
+        self._stderr: asyncio.Task[None] | None = None
 
     async def _open_app_process(
         self, width: int = 80, height: int = 24
@@ -118,6 +121,9 @@ class HudService(AppService):
             preexec_fn=partial(_limit_memory, self._memory),
         )
         self._stdin = process.stdin
+        assert process.stderr is not None
+        self._stderr = asyncio.create_task(_log_stderr(process.stderr))
+        process.stderr = _ended()  # textual-serve would copy it raw to stdout
         return process
 
     async def stop(self) -> None:
@@ -126,6 +132,25 @@ class HudService(AppService):
             await asyncio.wait_for(super().stop(), GRACE)
         if self._process is not None:
             await end_group(self._process)
+        if self._stderr is not None:
+            await self._stderr
+
+
+async def _log_stderr(stream: asyncio.StreamReader) -> None:
+    """What a HUD says on stderr (a traceback), logged line by line (`hud web`'s log
+    makes control characters visible), the first MAX_STDERR bytes; the rest is read and
+    dropped."""
+    logged = 0
+    while chunk := await stream.read(4096):
+        for line in chunk[: max(0, MAX_STDERR - logged)].decode("utf-8", "replace").splitlines():
+            log.warning("HUD: %s", line)
+        logged += len(chunk)
+
+
+def _ended() -> asyncio.StreamReader:
+    reader = asyncio.StreamReader()
+    reader.feed_eof()
+    return reader
 
 
 def web_env() -> dict[str, str]:
