@@ -374,12 +374,14 @@ class Server:
         self, socket: web.WebSocketResponse, service: HudService, session: Session | None
     ) -> None:
         """The browser's messages to the HUD, at most RATE a second (BURST at once), until
-        the socket closes, stays idle for `idle_timeout`, or the session ends."""
+        the socket closes, no key comes for `idle_timeout` (resizes, focus and pings do
+        not count), or the session ends."""
         loop = self._loop
         allowance, then = float(BURST), loop.time()
+        last_key = loop.time()
         while not socket.closed:
             now = loop.time()
-            ends = now + self.settings.idle_timeout
+            ends = last_key + self.settings.idle_timeout
             if session is not None:
                 ends = min(ends, session.ends)
             if ends <= now:
@@ -388,14 +390,14 @@ class Server:
                 message = await socket.receive(timeout=ends - now)
             except TimeoutError:
                 break
+            if message.type in (
+                WSMsgType.CLOSE,
+                WSMsgType.CLOSING,
+                WSMsgType.CLOSED,
+                WSMsgType.ERROR,
+            ):
+                break
             if message.type != WSMsgType.TEXT:
-                if message.type in (
-                    WSMsgType.CLOSE,
-                    WSMsgType.CLOSING,
-                    WSMsgType.CLOSED,
-                    WSMsgType.ERROR,
-                ):
-                    break
                 continue
             allowance = min(BURST, allowance + (loop.time() - then) * RATE)
             then = loop.time()
@@ -403,14 +405,18 @@ class Server:
                 await asyncio.sleep((1 - allowance) / RATE)
                 allowance, then = 1.0, loop.time()
             allowance -= 1
-            if not await _forward(socket, service, message.data):
+            kind = await _forward(socket, service, message.data)
+            if kind is None:
                 log.warning("closing a session: a malformed message")
                 break
+            if kind == "stdin":
+                last_key = loop.time()
         await socket.close()
 
 
-async def _forward(socket: web.WebSocketResponse, service: HudService, data: str) -> bool:
-    """One browser message (textual-serve's envelope) to the HUD; False if malformed."""
+async def _forward(socket: web.WebSocketResponse, service: HudService, data: str) -> str | None:
+    """One browser message (textual-serve's envelope) to the HUD: its kind, None if it
+    is malformed."""
     try:
         kind, *rest = json.loads(data)
         body: Any = rest[0] if rest else None
@@ -425,8 +431,8 @@ async def _forward(socket: web.WebSocketResponse, service: HudService, data: str
         elif kind == "focus":
             await service.focus()
     except (ValueError, TypeError, KeyError, IndexError):
-        return False
-    return True
+        return None
+    return str(kind)
 
 
 def _target(text: str | None) -> opening.Target | None:

@@ -16,8 +16,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.e2e.pty_screen import hud_command
-from tests.web.support import Web, fetch, served
+from tests.e2e.pty_screen import hud_command, wait_gone
+from tests.web.support import Web, fetch, served, start
 
 pytestmark = pytest.mark.e2e
 
@@ -287,3 +287,31 @@ def test_a_proxy_header_from_elsewhere_is_ignored(tmp_path: Path) -> None:
     with served(tmp_path, "--proxy", "192.0.2.1", "--proxy-header", "X-User") as web:
         page = fetch(urllib.request.Request(f"{web.url}/", headers={"X-User": "bob"}))
         assert 'name="token"' in page.read().decode()
+
+
+async def test_an_idle_session_is_closed_and_stopping_ends_every_hud(tmp_path: Path) -> None:
+    web = start(tmp_path, "--idle-timeout", "0.05")  # 3 s
+    try:
+        cookie = web.cookie("bob")
+        url = web.url.replace("http", "ws", 1) + "/ws"
+        async with aiohttp.ClientSession() as client:
+            idle = await client.ws_connect(url, origin=web.url, headers={"Cookie": cookie})
+            started = time.monotonic()
+            message = await asyncio.wait_for(idle.receive(), 20)
+            while message.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT):
+                if time.monotonic() - started > 20:
+                    break
+                await asyncio.sleep(0.05)
+                await idle.send_str(json.dumps(["ping", "not a key"]))  # keeps nothing alive
+                message = await asyncio.wait_for(idle.receive(), 20)
+            assert 2.5 <= time.monotonic() - started < 15
+            busy = await client.ws_connect(url, origin=web.url, headers={"Cookie": cookie})
+            await asyncio.wait_for(busy.receive(), 20)
+            running = web.huds()
+            assert len(running) == 1
+            assert await asyncio.to_thread(web.stop) == 0
+            assert wait_gone(running, 5) is not None
+    finally:
+        if web.process.poll() is None:
+            web.stop()
+    assert "stopping: ending every session" in web.process.stdout.read()
