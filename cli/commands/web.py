@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
-import logging
 import os
 import signal
 import socket
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli.commands import SUMMARIES
-from cli.commands.serve import listen_address, loopback
+from cli.commands.serve import listen_address, log_to_stderr, loopback
 from hud.output import printable, say
 from hud.roles import ROLES
 
@@ -155,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(checked, int):
         return checked
     settings, host, port, tls = checked
-    _log_to_stderr()
+    log_to_stderr("hud.web", "hud web", quiet="aiohttp.access")
     return asyncio.run(_serve(settings, host, port, tls, args.url is None))
 
 
@@ -233,20 +232,6 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, str, int, ssl.SSLCont
         proxy=proxy,
     )
     return settings, host, port, tls
-
-
-class _Printable(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record), multiline=True)
-
-
-def _log_to_stderr() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Printable("%(asctime)s hud web: %(message)s"))
-    logger = logging.getLogger("hud.web")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
 async def _serve(
