@@ -9,7 +9,7 @@ Origin. Each websocket runs a HUD as `hud serve` runs one (`hud.serve.child`): `
 -I -m cli.main` in `/` with a fixed environment, in the person's role, under a memory
 limit; at most `max_sessions` at once; the browser's input is read at a bounded rate and
 waits for the HUD (its pipe, then the HUD's own backlog, `hud.driver`), so a flood is
-held back in the browser's connection. A session without input for `idle_timeout`, or
+held back in the browser's connection. A session without a key for `idle_timeout`, or
 past its end, is closed and its HUD ended with its process group.
 """
 
@@ -76,7 +76,7 @@ class Settings:
     max_sessions: int = 16
     session_hours: float = 12.0
     idle_timeout: float = 30 * 60.0
-    """Seconds without input before a session's HUD is closed."""
+    """Seconds without a key before a session's HUD is closed."""
     memory: int = 2 * 1024**3
     """Bytes of address space a HUD may map (RLIMIT_AS)."""
     proxy: Proxy | None = None
@@ -324,9 +324,9 @@ class Server:
         parts = request.match_info
         target = _target(f"{parts['mission']}/{parts['request']}" if parts else None)
         socket = web.WebSocketResponse(heartbeat=30, max_msg_size=MAX_MESSAGE)
-        await socket.prepare(request)
-        self.sockets.add(socket)
+        self.sockets.add(socket)  # before the handshake's await: counted at once
         try:
+            await socket.prepare(request)
             await self._run(request, socket, holder, session, target)
         finally:
             self.sockets.discard(socket)
@@ -366,6 +366,8 @@ class Server:
         try:
             await service.start(width, height)
             await self._relay(socket, service, session)
+        except OSError as error:
+            log.error("could not start the HUD: %s", error)
         finally:
             await service.stop()
             log.info("ended: %s %s", holder.role, holder.name)
