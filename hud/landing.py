@@ -7,22 +7,23 @@ its overview.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from hud.app import HudApp
+    from textual.app import App
+
+    from hud.host import Hud
     from hud.opening import Target
 
 
-async def open_when_scanned(app: HudApp, target: Target) -> None:
+async def open_when_scanned(app: App[Any], target: Target) -> None:
     """Open `target`'s request screen over the approvals queue once the scan is done."""
-    from hud.screens.approvals import ApprovalsScreen
-
-    await app.scanned.wait()
+    hud = cast("Hud", app)
+    await hud.scanned.wait()
     mission_id, request_id = target
-    mission = app.workspace.missions.get(mission_id)
+    mission = hud.workspace.missions.get(mission_id)
     if mission is None or request_id not in mission.requests:
         app.notify(f"no request {mission_id}/{request_id} here", severity="warning")
         return
-    await app.push_screen(ApprovalsScreen())
-    app.open_request(mission_id, request_id)
+    hud.action_approvals()
+    hud.open_request(mission_id, request_id)
