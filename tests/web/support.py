@@ -96,8 +96,11 @@ def fetch(request: urllib.request.Request | str, tls: ssl.SSLContext | None = No
     return answer
 
 
-def start(tmp: Path, *options: str, env: dict[str, str] | None = None) -> Web:
-    """`hud web` on 127.0.0.1, a free port, a fresh signing key; wait until it listens."""
+def start(
+    tmp: Path, *options: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Web:
+    """`hud web` on 127.0.0.1, a free port, a fresh signing key (in `cwd`, with `env` added
+    to its environment); wait until it listens."""
     root = state(tmp / "state")
     tokens_file = tmp / "tokens"
     environ = dict(os.environ, HOME=str(tmp), LANG="C.UTF-8", TZ="UTC", **(env or {}))
@@ -107,7 +110,7 @@ def start(tmp: Path, *options: str, env: dict[str, str] | None = None) -> Web:
             hud_command("web", "--add-token", who, "--role", role, "--tokens", str(tokens_file)),
             capture_output=True,
             text=True,
-            env=environ,
+            env=dict(os.environ, HOME=str(tmp)),
             check=True,
         )
         tokens[who] = made.stdout.strip()
@@ -122,6 +125,7 @@ def start(tmp: Path, *options: str, env: dict[str, str] | None = None) -> Web:
         stderr=(tmp / "web.log").open("w"),
         text=True,
         env=environ,
+        cwd=cwd,
     )
     assert process.stdout is not None
     for line in process.stdout:

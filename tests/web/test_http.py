@@ -17,6 +17,7 @@ import aiohttp
 import pytest
 
 from tests.e2e.pty_screen import hud_command, wait_gone
+from tests.e2e.test_serve_ssh import plant
 from tests.web.support import Web, fetch, served, start
 
 pytestmark = pytest.mark.e2e
@@ -315,3 +316,32 @@ async def test_an_idle_session_is_closed_and_stopping_ends_every_hud(tmp_path: P
         if web.process.poll() is None:
             web.stop()
     assert "stopping: ending every session" in web.process.stdout.read()
+
+
+async def test_nothing_from_the_servers_folder_or_environment_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    here, elsewhere = tmp_path / "cwd", tmp_path / "pythonpath"
+    plant(here, marker, "hud/__init__.py", "cli/main.py", "textual/__init__.py", "sitecustomize.py")
+    plant(elsewhere, marker, "textual/__init__.py", "rich/__init__.py")
+    startup = tmp_path / "startup.py"
+    plant(tmp_path, marker, "startup.py")
+    env = {"PYTHONPATH": str(elsewhere), "PYTHONSTARTUP": str(startup), "EDITOR": "vim"}
+    web = start(tmp_path, cwd=here, env={**env, "HUD_TRAP": "1"})
+    try:
+        cookie = web.cookie("bob")
+        url = web.url.replace("http", "ws", 1) + "/ws"
+        async with aiohttp.ClientSession() as client:
+            socket = await client.ws_connect(url, origin=web.url, headers={"Cookie": cookie})
+            first = await asyncio.wait_for(socket.receive(), 20)
+            assert first.type == aiohttp.WSMsgType.BINARY  # the real HUD draws
+            (pid,) = web.huds()
+            names = {
+                item.split("=", 1)[0]
+                for item in Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+            }
+            assert not {"PYTHONPATH", "PYTHONSTARTUP", "EDITOR", "HUD_TRAP"} & names
+            assert Path(f"/proc/{pid}/cwd").resolve() == Path("/")
+            await socket.close()
+    finally:
+        assert web.stop() == 0
+    assert not marker.exists(), marker.read_text()
