@@ -5,11 +5,15 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli.commands import sign_key_signer
-from hud import terminal
+from hud import driver, terminal
 from hud.output import say
 from hud.roles import Identity, Role
+
+if TYPE_CHECKING:
+    from hud.opening import Target
 
 
 def open_app(
@@ -21,9 +25,11 @@ def open_app(
     sign_key: Path | None = None,
     role: Role = "operator",
     saves: Path | None = None,
+    opening: Target | None = None,
 ) -> int:
     """Run the HUD; exit 2 when `root` is not a directory, `sign_key` cannot sign or there
-    is no terminal, 129 when the terminal went away."""
+    is no terminal, 129 when the terminal went away. Under `hud web` (Textual's web
+    driver) it draws for a browser, through the pipes of its server."""
     if not root.is_dir():
         say(f"hud: {root}: no such directory", err=True)
         return 2
@@ -32,7 +38,7 @@ def open_app(
         signer = sign_key_signer(sign_key, "hud")
         if signer is None:
             return 2
-    if terminal.refused("hud"):
+    if not driver.web() and terminal.refused("hud"):
         return 2
     if not read_only and not os.access(root, os.W_OK):
         read_only = True
@@ -52,6 +58,7 @@ def open_app(
             signer=signer,
             role=role,
             saves=saves,
+            opening=opening,
         )
         app.run()
     finally:

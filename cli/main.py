@@ -44,6 +44,12 @@ def _app_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="sign every decision: a private key file, or a .pub held by ssh-agent",
     )
+    parser.add_argument(
+        "--open",
+        type=_request,
+        metavar="MISSION/REQUEST",
+        help="open that request's screen once the directory is read (a notification's link)",
+    )
     parser.add_argument("--version", action=_Version)
     # Set by `hud serve` for an approver's session (docs/ssh-reviewers.md), not for people:
     # who decides (the key's name) and from where (the key's fingerprint, the client).
@@ -51,6 +57,16 @@ def _app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--origin", help=argparse.SUPPRESS)
     parser.add_argument("--save-to", type=Path, help=argparse.SUPPRESS)  # its private folder
     return parser
+
+
+def _request(text: str) -> tuple[str, str]:
+    """`--open`'s MISSION/REQUEST (argparse says why when it is not two ids)."""
+    from hud.opening import parse
+
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class _Version(argparse.Action):
@@ -142,6 +158,7 @@ def _main(argv: Sequence[str] | None) -> int:
         sign_key=options.sign_key,
         role=options.role,
         saves=options.save_to,
+        opening=options.open,
     )
 
 

@@ -21,7 +21,7 @@ from textual.signal import Signal
 
 from hud import saving, view_settings
 from hud.display import SafeTitles, plain
-from hud.driver import HeldBackDriver
+from hud.driver import held_back
 from hud.live import Live
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from hud.acts.session import Decider, HumanWriter, Session
     from hud.approvals import ApprovalFeed
     from hud.host import Hud
+    from hud.opening import Target
     from hud.roles import Identity, Role
     from store.format.problems import Problem
     from store.format.row import MissionSummary
@@ -90,8 +91,11 @@ class HudApp(SafeTitles, App[None]):
         signer: Signer | None = None,
         role: Role = "operator",
         saves: Path | None = None,
+        opening: Target | None = None,
     ) -> None:
-        super().__init__(driver_class=HeldBackDriver)
+        super().__init__(driver_class=held_back())
+        self.opening = opening
+        """The request to open once the first scan is done (`hud DIR --open`)."""
         self.signer = signer
         """Signs every decision made in this HUD (`--sign-key`); None: unsigned."""
         self.root = root.resolve()
@@ -162,6 +166,10 @@ class HudApp(SafeTitles, App[None]):
         self.push_screen(OverviewScreen())
         self.call_after_refresh(self._start)  # paint first, then read the directory
         self.set_interval(TICK_SECONDS, self._tick)
+        if self.opening is not None:
+            from hud.landing import open_when_scanned
+
+            self.run_worker(open_when_scanned(self, self.opening))
 
     def _start(self) -> None:
         if self.prefetch is not None:

@@ -1,24 +1,29 @@
-"""The HUD's terminal driver: Textual's, with keyboard input held back while the app is
-behind.
+"""The HUD's driver: Textual's, with keyboard input held back while the app is behind.
 
 Textual's input thread reads the terminal as fast as keys come and hands each event to
 the event loop, which would pile a flood of keys (a paste, a hostile SSH client) up in
 memory without end. Here that thread waits while more than BACKLOG events are on their
 way or queued: the rest stays in the terminal's own buffer (a few KB), the terminal
 stops taking input, and whoever sends it (`hud serve`, a terminal emulator) is held back
-in turn.
+in turn. The same holds for the browser's keys under `hud web`, which runs the HUD with
+Textual's web driver (its input is a pipe from the server).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from concurrent.futures import Future
 
+from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
+from textual.drivers.web_driver import WebDriver
 from textual.message import Message
 from textual.message_pump import MessagePump
+
+from hud.web import WEB_DRIVER
 
 BACKLOG = 256
 """Input events on their way to the app or queued in it, beyond which reading waits."""
@@ -26,11 +31,22 @@ WAIT = 0.005
 """Seconds between two looks at the backlog while it is too long."""
 
 
-class HeldBackDriver(LinuxDriver):
-    """LinuxDriver whose input thread waits while the app is behind (BACKLOG)."""
+def web() -> bool:
+    """Whether this HUD draws for a browser (`hud web`), not on a terminal."""
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
+
+
+def held_back() -> type[Driver]:
+    """The driver for this HUD: the web one under `hud web`, else the terminal's."""
+    return HeldBackWebDriver if web() else HeldBackDriver
+
+
+class _HeldBack(Driver):
+    """A driver whose input thread waits while the app is behind (BACKLOG)."""
 
     _lock = threading.Lock()
     _in_flight = 0
+    exit_event: threading.Event
 
     def send_message(self, message: Message) -> None:
         if not _on_a_loop():  # the input thread: wait, never the event loop itself
@@ -55,6 +71,14 @@ class HeldBackDriver(LinuxDriver):
         except Exception:  # no screen yet (or any more)
             return self._in_flight + _queued(app)
         return self._in_flight + _queued(app) + _queued(screen) + _queued(screen.focused)
+
+
+class HeldBackDriver(_HeldBack, LinuxDriver):
+    """The terminal's driver, held back."""
+
+
+class HeldBackWebDriver(_HeldBack, WebDriver):
+    """The browser's driver (input in packets on stdin from `hud web`), held back."""
 
 
 def _queued(pump: MessagePump | None) -> int:

@@ -26,6 +26,7 @@ SUMMARIES = {
     "metrics": "coordination metrics over a window, per mission and across the directory",
     "serve": "an SSH server, a HUD per session: reviewers read, approvers decide, operators edit",
     "notify": "send a notification (ntfy, Slack, e-mail, ...) when an agent needs a human",
+    "web": "the HUD in a browser, per session: reviewers read, approvers decide, operators edit",
 }
 """Subcommand name -> one line for `hud --help` (modules load only when run)."""
 NAMES = tuple(SUMMARIES)

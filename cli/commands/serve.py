@@ -123,13 +123,17 @@ class _Printable(logging.Formatter):
         return printable(super().format(record), multiline=True)
 
 
-def _log_to_stderr() -> None:
+def log_to_stderr(
+    name: str = "hud.serve", prog: str = "hud serve", quiet: str = "asyncssh"
+) -> None:
+    """The server's log (logger `name`) on stderr, each line after `prog:`, control
+    characters made visible; the library's own (`quiet`) only from warnings up."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Printable("%(asctime)s hud serve: %(message)s"))
-    logger = logging.getLogger("hud.serve")
+    handler.setFormatter(_Printable(f"%(asctime)s {prog}: %(message)s"))
+    logger = logging.getLogger(name)
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    logging.getLogger("asyncssh").setLevel(logging.WARNING)
+    logging.getLogger(quiet).setLevel(logging.WARNING)
 
 
 def _fail(message: str) -> int:
@@ -189,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         notifier = prepare(root, args, "hud serve: notify")
         if notifier is None:
             return EXIT_CANNOT_RUN
-    _log_to_stderr()
+    log_to_stderr()
     return asyncio.run(_serve(settings, key, host, port, notifier))
 
 

@@ -19,8 +19,9 @@ import sys
 import termios
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Protocol
 
-from hud.serve.keys import Grant
+from hud.roles import Role
 
 DEFAULT_SIZE = (80, 24)
 """Columns and rows when the client says 0 (unknown)."""
@@ -41,13 +42,26 @@ GRACE = 1.0
 """Seconds the child has after SIGHUP, then after SIGTERM."""
 
 
-def child_argv(root: Path, grant: Grant, origin: str, host_key: Path, saves: Path) -> list[str]:
+class Person(Protocol):
+    """Who a session is: an SSH key's grant (`hud serve`), a token's holder (`hud web`)."""
+
+    @property
+    def role(self) -> Role: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+def child_argv(
+    root: Path, grant: Person, origin: str, host_key: Path, saves: Path, *more: str
+) -> list[str]:
     """The HUD a session runs: this server's Python, isolated (`-I`: neither the current
     folder nor PYTHON* variables nor the user's site-packages reach `sys.path`), in the
     key's role. A reviewer's holds no writer and saves nothing; an approver's and an
     operator's write as the key's name, from `origin`, signing decisions with the host
-    key, and save exports and screenshots into the server's private folder `saves`."""
-    hud = [sys.executable, "-I", "-m", "cli.main", str(root), f"--role={grant.role}"]
+    key, and save exports and screenshots into the server's private folder `saves`.
+    `more`: further options of `hud` (`--open`)."""
+    hud = [sys.executable, "-I", "-m", "cli.main", str(root), f"--role={grant.role}", *more]
     if grant.role == "reviewer":
         return hud
     return [
@@ -113,6 +127,22 @@ def _set_size(fd: int, size: tuple[int, int]) -> None:
 
 def _take_terminal() -> None:  # pragma: no cover (runs in the child, between fork and exec)
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+async def end_group(process: asyncio.subprocess.Process) -> None:
+    """End a HUD started in a session of its own and every process of its group: SIGHUP,
+    SIGTERM, SIGKILL, GRACE seconds apart, until it is gone; reap it."""
+    pid = process.pid
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGKILL):
+        if process.returncode is not None:
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, sig)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), GRACE)
+    await process.wait()
+    with contextlib.suppress(ProcessLookupError):  # what it left behind in its group
+        os.killpg(pid, signal.SIGKILL)
 
 
 class Child:
@@ -205,17 +235,7 @@ class Child:
     async def stop(self) -> None:
         """End the HUD and every process of its group, and reap it."""
         self._close()
-        pid = self.process.pid
-        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGKILL):
-            if self.process.returncode is not None:
-                break
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, sig)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.process.wait(), GRACE)
-        await self.process.wait()
-        with contextlib.suppress(ProcessLookupError):  # what it left behind in its group
-            os.killpg(pid, signal.SIGKILL)
+        await end_group(self.process)
 
     def _close(self) -> None:
         if self._closed:
