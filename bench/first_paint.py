@@ -27,6 +27,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 from bench.scenario import workspace
 from tests.e2e.pty_screen import PtyHud
@@ -45,7 +46,7 @@ def timed(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[float]
     try:
         marks = []
         for condition in conditions:
-            if not screen.pump_until(lambda: condition(screen), TIMEOUT):
+            if not screen.pump_until(partial(condition, screen), TIMEOUT):
                 raise AssertionError(f"not shown after {TIMEOUT} s:\n{screen.text()}")
             marks.append(time.monotonic() - started)
         return marks

@@ -8,7 +8,6 @@ import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import partial
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,6 +19,7 @@ from textual.notifications import SeverityLevel
 from textual.signal import Signal
 
 from hud import saving, view_settings
+from hud.batches import batches
 from hud.display import SafeTitles, plain
 from hud.driver import HeldBackDriver
 from hud.host import Index, Indexed, Starting
@@ -242,7 +242,8 @@ class HudApp(SafeTitles, App[None]):
     @work(thread=True, exclusive=True, group="scan")
     def scan(self) -> None:
         """Index the directory off the event loop, SCAN_CHUNK missions at a time (the
-        first chunk FIRST_CHUNK).
+        first chunk FIRST_CHUNK), each chunk as soon as the walk has found its missions
+        (`hud.batches`); other sources' files last, together.
 
         Each chunk is built in a Workspace of its own and handed to the event loop,
         which absorbs it: rows appear while a large directory is still being read,
@@ -250,7 +251,7 @@ class HudApp(SafeTitles, App[None]):
         """
         from hud.acts.session import Decider, writer_for
         from hud.approvals import ApprovalFeed
-        from store.index.workspace import Workspace, group_by_mission, utc_now
+        from store.index.workspace import Workspace, utc_now
 
         workspace = Workspace(self.root, self.clock or utc_now)
         workspace.load_settings()
@@ -260,22 +261,18 @@ class HudApp(SafeTitles, App[None]):
             decider, writer = Decider(writer), None
         feed = ApprovalFeed(self, workspace, self.scanned)
         self.call_from_thread(self._adopt, workspace, writer, decider, feed)
-        missions, other = group_by_mission(workspace.walk())
-        external = [path for path in other if workspace.is_external(path)]
-        rest = [path for path in other if not workspace.is_external(path)]
-        if external:  # other sources' files: parsed here too, off the loop
+        external: list[str] = []
+        for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK):
+            external += [path for path in batch.other if workspace.is_external(path)]
+            part = Workspace(workspace.root, workspace.clock)  # loose files, signers/: first
+            part.apply([path for path in batch.other if not workspace.is_external(path)])
+            part.apply(batch.paths)
+            self.call_from_thread(self._absorb, part)
+        if external:  # other sources' files, each source's all in one part
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
-            self.call_from_thread(self._absorb, part)
-        part = Workspace(workspace.root, workspace.clock)  # loose files, signers/ (read here)
-        part.apply(rest)
-        self.call_from_thread(self._absorb, part)
-        ids = sorted(missions)
-        for start, end in pairwise([0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK), len(ids)]):
-            part = Workspace(workspace.root, workspace.clock)
-            part.apply(path for mission in ids[start:end] for path in missions[mission])
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
 

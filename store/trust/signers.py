@@ -18,10 +18,12 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from store.format.problems import Problem
+
+if TYPE_CHECKING:
+    import asyncssh
 
 MAX_SIGNERS_BYTES = 1024 * 1024
 _TOKEN = re.compile(r'(?:"[^"]*"|[^\s"])+')
@@ -94,6 +96,8 @@ def _time(text: str) -> datetime:
 
 
 def _key(tokens: list[str]) -> asyncssh.SSHKey:
+    import asyncssh  # when a signer is listed: not at every start
+
     try:
         return asyncssh.import_public_key(" ".join(tokens[:2]))
     except (asyncssh.KeyImportError, ValueError) as exc:

@@ -9,6 +9,8 @@ algorithm and the hash of the message. Messages are hashed with sha512 here (as
 ssh-keygen does); sha256 is accepted when verifying. Keys, signing and checking a
 signature are asyncssh's: a key file (`KeySigner`) or a key held by ssh-agent
 (`AgentSigner`: the private key never leaves the agent). Nothing here reads a file.
+asyncssh is imported when a key is first loaded, not with this module: most state
+directories hold no signature, and it costs a tenth of a second at every start.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ import hashlib
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-import asyncssh
-from asyncssh.agent import SSHAgentKeyPair
-from asyncssh.public_key import decode_ssh_public_key
+if TYPE_CHECKING:
+    import asyncssh
+    from asyncssh.agent import SSHAgentKeyPair
 
 MAGIC = b"SSHSIG"
 VERSION = 1
@@ -124,6 +126,9 @@ def parse(text: str) -> Parsed:
         raise SigError("the signature's reserved field is not empty")
     if reader.at != len(blob):
         raise SigError("the signature has bytes after its end")
+    import asyncssh
+    from asyncssh.public_key import decode_ssh_public_key
+
     try:
         key = decode_ssh_public_key(public)
     except (asyncssh.KeyImportError, ValueError) as exc:
@@ -184,9 +189,11 @@ class AgentSigner:
         self.identity = str(public.get_fingerprint("sha256"))
 
     async def sign(self, message: bytes, namespace: str) -> str:
+        import asyncssh
+
         try:
             async with asyncssh.connect_agent(self.agent_path) as agent:
-                keys = cast(Sequence[SSHAgentKeyPair], await agent.get_keys())
+                keys = cast("Sequence[SSHAgentKeyPair]", await agent.get_keys())
                 held = next((k for k in keys if k.public_data == self.public.public_data), None)
                 if held is None:
                     raise SigError(f"ssh-agent does not hold the key {self.identity} (ssh-add it)")
@@ -204,6 +211,8 @@ def load_signer(data: bytes, agent_path: str = "") -> KeySigner | AgentSigner:
     """The signer for a key file's bytes: an unencrypted private key signs itself; a
     public key (a `.pub`), or an encrypted private key, signs through ssh-agent with the
     key's public half (`ssh-add` it first)."""
+    import asyncssh
+
     try:
         return KeySigner(asyncssh.import_private_key(data))
     except asyncssh.KeyImportError:
