@@ -14,6 +14,10 @@ warm-up of each; the ratio is taken pair by pair, so a machine whose speed drift
 between pairs moves both sides. Both run as `python -m` from this tree. The states are
 `bench.scenario` workspaces (N missions x 20 event lines, cached in bench/out/).
 
+Each time is given twice: wall seconds, and the CPU seconds the process had used by
+then (/proc/PID/stat, user + system, every thread): on a machine shared by many, the
+wall time mostly measures the others; the CPU time is what the process itself spent.
+
 `scan alone` is the scan's share: indexing the same directory in this process (the
 store already imported), the work the HUD's scan worker does off the event loop.
 
@@ -22,12 +26,14 @@ Run: `python -m bench.first_paint [N ...]` (default 1000 10000).
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 from bench.scenario import workspace
 from tests.e2e.pty_screen import PtyHud
@@ -39,8 +45,19 @@ BARE = [sys.executable, "-m", "bench.bare_app"]
 ROW = "Benchmark mi"
 
 
-def timed(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[float]:
-    """Seconds from spawn until each condition on the screen holds, in order."""
+Mark = tuple[float, float]
+"""(wall seconds, CPU seconds) from spawn."""
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds process `pid` has used, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def timed(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[Mark]:
+    """(wall, CPU) seconds from spawn until each condition on the screen holds, in order."""
     started = time.monotonic()
     screen = PtyHud.spawn(argv, cols=100, rows=24)
     try:
@@ -48,7 +65,7 @@ def timed(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[float]
         for condition in conditions:
             if not screen.pump_until(partial(condition, screen), TIMEOUT):
                 raise AssertionError(f"not shown after {TIMEOUT} s:\n{screen.text()}")
-            marks.append(time.monotonic() - started)
+            marks.append((time.monotonic() - started, cpu_seconds(screen.process.pid)))
         return marks
     finally:
         screen.process.terminate(force=True)
@@ -78,23 +95,35 @@ def scan_alone(root: str) -> float:
     return time.perf_counter() - started
 
 
+def figure(name: str, hud: list[Mark], bare: list[Mark]) -> str:
+    """`name`: median wall and CPU seconds, each with its median ratio to the bare app's."""
+    said = []
+    for what, at in (("wall", 0), ("cpu", 1)):
+        seconds = statistics.median(mark[at] for mark in hud)
+        pairs = zip(hud, bare, strict=True)
+        ratio = statistics.median(mine[at] / theirs[at] for mine, theirs in pairs)
+        said.append(f"{what} {seconds:.2f} s ({ratio:.2f}x)")
+    return f"{name} " + ", ".join(said)
+
+
 def measure(missions: int) -> None:
     root = str(workspace(missions, 20))
     hud, bare = [*HUD, root], [*BARE, str(missions)]
     timed(hud, row_shown, all_rows(missions))  # warm-up: file cache, bytecode
     timed(bare, row_shown)
-    pairs = []
+    paints, rows, baselines = [], [], []
     for _ in range(PAIRS):
-        paint, rows = timed(hud, row_shown, all_rows(missions))
+        paint, shown = timed(hud, row_shown, all_rows(missions))
         (baseline,) = timed(bare, row_shown)
-        pairs.append((paint, rows, baseline))
-    paint = statistics.median(p / b for p, _, b in pairs)
-    rows = statistics.median(r / b for _, r, b in pairs)
+        paints.append(paint)
+        rows.append(shown)
+        baselines.append(baseline)
     alone = statistics.median(scan_alone(root) for _ in range(3))
+    bare_wall = statistics.median(mark[0] for mark in baselines)
+    bare_cpu = statistics.median(mark[1] for mark in baselines)
     print(
-        f"{missions:>6,} missions: bare app {statistics.median(b for *_, b in pairs):.2f} s; "
-        f"hud first paint {statistics.median(p for p, _, _ in pairs):.2f} s ({paint:.2f}x bare), "
-        f"rows shown {statistics.median(r for _, r, _ in pairs):.2f} s ({rows:.2f}x bare); "
+        f"{missions:>6,} missions: bare app wall {bare_wall:.2f} s, cpu {bare_cpu:.2f} s; hud "
+        f"{figure('first paint', paints, baselines)}; {figure('rows shown', rows, baselines)}; "
         f"scan alone {alone:.2f} s",
         flush=True,
     )
