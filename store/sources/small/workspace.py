@@ -47,6 +47,13 @@ STEP_STATES = {
 """A SMALL task status as the overview's step state (its symbol and word)."""
 
 
+def parse_yaml(relpath: str, data: bytes, *, line_offset: int = 0) -> YamlDoc:
+    """`store.sources.small.yaml.parse_yaml`, which loads ruamel.yaml when first called."""
+    from store.sources.small import yaml
+
+    return yaml.parse_yaml(relpath, data, line_offset=line_offset)
+
+
 @dataclass(slots=True)
 class SmallFile:
     """One of the six files: what parsed, its problems, and the bytes' sha256."""
@@ -168,7 +175,6 @@ class SmallWorkspace:
             return
         from store.sources.small import lint
         from store.sources.small.models import Task
-        from store.sources.small.yaml import parse_yaml
 
         file.doc = parse_yaml(file.relpath, data)
         file.text = (
@@ -216,7 +222,6 @@ class SmallWorkspace:
             return
         from store.sources.small import lint
         from store.sources.small.models import Entry
-        from store.sources.small.yaml import parse_yaml
 
         doc = parse_yaml(file.relpath, data)
         file.doc = doc
@@ -272,7 +277,6 @@ class SmallWorkspace:
             return False  # something at a shallower indent: not just entries
         from store.sources.small import lint
         from store.sources.small.models import Entry
-        from store.sources.small.yaml import parse_yaml
 
         doc = parse_yaml(file.relpath, b"entries:\n" + appended, line_offset=tail.lines - 1)
         new = doc.data.get("entries") if isinstance(doc.data, dict) else None
