@@ -243,29 +243,31 @@ class HudApp(SafeTitles, App[None]):
     def scan(self) -> None:
         """Index the directory off the event loop, SCAN_CHUNK missions at a time (the
         first chunk FIRST_CHUNK), each chunk as soon as the walk has found its missions
-        (`hud.batches`); other sources' files last, together. The writer (and the
-        writers' modules) comes after the first chunk: the first rows do not wait for it.
+        (`hud.batches`); other sources' files last, together.
 
         Each chunk is built in a Workspace of its own and handed to the event loop,
         which absorbs it: rows appear while a large directory is still being read,
         and no thread ever touches the app's workspace or widgets.
         """
+        from hud.acts.session import Decider, writer_for
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, utc_now
 
         workspace = Workspace(self.root, self.clock or utc_now)
         workspace.load_settings()
+        writer = writer_for(workspace.root, self.read_only, *self.identity)
+        decider = None
+        if writer is not None and self.role == "approver":
+            decider, writer = Decider(writer), None
         feed = ApprovalFeed(self, workspace, self.scanned)
-        self.call_from_thread(self._adopt, workspace, feed)
+        self.call_from_thread(self._adopt, workspace, writer, decider, feed)
         external: list[str] = []
-        for number, batch in enumerate(batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK)):
+        for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK):
             external += [path for path in batch.other if workspace.is_external(path)]
             part = Workspace(workspace.root, workspace.clock)  # loose files, signers/: first
             part.apply([path for path in batch.other if not workspace.is_external(path)])
             part.apply(batch.paths)
             self.call_from_thread(self._absorb, part)
-            if number == 0:
-                self._make_writer(workspace.root)
         if external:  # other sources' files, each source's all in one part
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
@@ -274,25 +276,19 @@ class HudApp(SafeTitles, App[None]):
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
 
-    def _adopt(self, workspace: Workspace, feed: ApprovalFeed) -> None:
+    def _adopt(
+        self,
+        workspace: Workspace,
+        writer: HumanWriter | None,
+        decider: Decider | None,
+        feed: ApprovalFeed,
+    ) -> None:
         """Take the workspace the scan worker made (settings loaded, nothing indexed yet)."""
         self.index = Indexed(workspace, feed)
-        self._apply_settings()
-
-    def _make_writer(self, root: Path) -> None:
-        """The role's writer (in the scan worker): an operator's, or an approver's decider."""
-        from hud.acts.session import Decider, writer_for
-
-        writer = writer_for(root, self.read_only, *self.identity)
-        decider = None
-        if writer is not None and self.role == "approver":
-            decider, writer = Decider(writer), None
-        self.call_from_thread(self._may_write, writer, decider)
-
-    def _may_write(self, writer: HumanWriter | None, decider: Decider | None) -> None:
         self.writer = writer
         self.decider = decider
         self.read_only = not self.can_decide
+        self._apply_settings()
 
     def _absorb(self, part: Workspace) -> None:
         self._publish(self.workspace.absorb(part))
