@@ -10,6 +10,7 @@ BENCHES = (
     "bench.check_speed",
     "bench.append_cost",
     "bench.hud_start",
+    "bench.first_paint",
     "bench.hud_latency",
     "bench.hud_memory",
     "bench.hud_idle",

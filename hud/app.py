@@ -8,7 +8,6 @@ import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import partial
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,8 +19,10 @@ from textual.notifications import SeverityLevel
 from textual.signal import Signal
 
 from hud import saving, view_settings
+from hud.batches import batches
 from hud.display import SafeTitles, plain
 from hud.driver import held_back
+from hud.host import Index, Indexed, Starting
 from hud.live import Live
 from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
@@ -61,7 +62,9 @@ class HudApp(SafeTitles, App[None]):
 
     The store (and pydantic with it) is imported by the scan worker, not before the
     first paint: the overview shows at once and fills in as the directory is read.
-    Until then there is no writer, so every write action stays hidden.
+    The app holds its index from construction (`index`, `hud.host.Index`): `Starting`
+    until the scan worker hands over its workspace, then `Indexed`. Until then there is
+    no writer, so every write action stays hidden, and what needs the index says so.
     """
 
     CSS_PATH = STYLESHEET
@@ -102,10 +105,9 @@ class HudApp(SafeTitles, App[None]):
         self.clock = clock
         self.prefetch = prefetch
         """A source's state being read in a child process since `hud` started."""
-        self.workspace: Workspace
-        """The index of the state directory; set by the scan worker (see `adopted`)."""
-        self.adopted = False
-        """True once the scan worker handed over the workspace; only a preview row before."""
+        self.index: Index = Starting()
+        """The index of the state directory: `Starting` (at most a preview row), then
+        `Indexed` with the workspace the scan fills (`hud.host`)."""
         self._open_when_indexed: tuple[str, str] | None = None
         """A mission opened from a preview row before the scan indexed it: (id, tab)."""
         self.role: Role = "reviewer" if read_only else role
@@ -153,8 +155,6 @@ class HudApp(SafeTitles, App[None]):
         """True while a tick publishes: only time passed, no file changed."""
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
-        self.approvals: ApprovalFeed
-        """New requests (a toast, the bell) and request versions seen while decided."""
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -194,7 +194,7 @@ class HudApp(SafeTitles, App[None]):
 
     def _hinted_theme(self, wanted: str) -> None:
         known = self._known_theme(wanted)
-        if known is not None and not self.adopted:
+        if known is not None and isinstance(self.index, Starting):  # else settings decide
             self.theme = known
 
     @work(thread=True, exclusive=True, group="preview")
@@ -209,6 +209,24 @@ class HudApp(SafeTitles, App[None]):
         if not self.scanned.is_set() and row.id not in self.summaries:
             self.summaries[row.id] = row
             self.changed.publish({row.id})
+
+    @property
+    def workspace(self) -> Workspace:
+        """The index's workspace, for what runs only once `Indexed`: the scan's hand-overs,
+        the live view's workers, and the screens the actions and `open_mission` open."""
+        return self._indexed_now().workspace
+
+    @property
+    def approvals(self) -> ApprovalFeed:
+        """New requests (a toast, the bell) and request versions seen while decided."""
+        return self._indexed_now().approvals
+
+    def _indexed_now(self) -> Indexed:
+        match self.index:
+            case Indexed() as indexed:
+                return indexed
+            case Starting():
+                raise LookupError(f"{self.root.name} is not indexed yet")
 
     def _apply_settings(self) -> None:
         settings = self.workspace.settings
@@ -232,7 +250,8 @@ class HudApp(SafeTitles, App[None]):
     @work(thread=True, exclusive=True, group="scan")
     def scan(self) -> None:
         """Index the directory off the event loop, SCAN_CHUNK missions at a time (the
-        first chunk FIRST_CHUNK).
+        first chunk FIRST_CHUNK), each chunk as soon as the walk has found its missions
+        (`hud.batches`); other sources' files last, together.
 
         Each chunk is built in a Workspace of its own and handed to the event loop,
         which absorbs it: rows appear while a large directory is still being read,
@@ -240,7 +259,7 @@ class HudApp(SafeTitles, App[None]):
         """
         from hud.acts.session import Decider, writer_for
         from hud.approvals import ApprovalFeed
-        from store.index.workspace import Workspace, group_by_mission, utc_now
+        from store.index.workspace import Workspace, utc_now
 
         workspace = Workspace(self.root, self.clock or utc_now)
         workspace.load_settings()
@@ -250,22 +269,18 @@ class HudApp(SafeTitles, App[None]):
             decider, writer = Decider(writer), None
         feed = ApprovalFeed(self, workspace, self.scanned)
         self.call_from_thread(self._adopt, workspace, writer, decider, feed)
-        missions, other = group_by_mission(workspace.walk())
-        external = [path for path in other if workspace.is_external(path)]
-        rest = [path for path in other if not workspace.is_external(path)]
-        if external:  # other sources' files: parsed here too, off the loop
+        external: list[str] = []
+        for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK):
+            external += [path for path in batch.other if workspace.is_external(path)]
+            part = Workspace(workspace.root, workspace.clock)  # loose files, signers/: first
+            part.apply([path for path in batch.other if not workspace.is_external(path)])
+            part.apply(batch.paths)
+            self.call_from_thread(self._absorb, part)
+        if external:  # other sources' files, each source's all in one part
             part = Workspace(workspace.root, workspace.clock)
             if self.prefetch is not None:
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
-            self.call_from_thread(self._absorb, part)
-        part = Workspace(workspace.root, workspace.clock)  # loose files, signers/ (read here)
-        part.apply(rest)
-        self.call_from_thread(self._absorb, part)
-        ids = sorted(missions)
-        for start, end in pairwise([0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK), len(ids)]):
-            part = Workspace(workspace.root, workspace.clock)
-            part.apply(path for mission in ids[start:end] for path in missions[mission])
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
 
@@ -277,12 +292,10 @@ class HudApp(SafeTitles, App[None]):
         feed: ApprovalFeed,
     ) -> None:
         """Take the workspace the scan worker made (settings loaded, nothing indexed yet)."""
-        self.workspace = workspace
-        self.adopted = True
+        self.index = Indexed(workspace, feed)
         self.writer = writer
         self.decider = decider
         self.read_only = not self.can_decide
-        self.approvals = feed
         self._apply_settings()
 
     def _absorb(self, part: Workspace) -> None:
@@ -342,13 +355,13 @@ class HudApp(SafeTitles, App[None]):
     async def fold_changes(self) -> None:
         """Fold queued changes into the workspace once the scan is done (hud.live)."""
         await self.scanned.wait()
-        await self.feed.fold(lambda: self.workspace)
+        await self.feed.fold(self.workspace)
 
     @work(exclusive=True, group="scrub")
     async def scrub_logs(self) -> None:
         """Re-verify changed logs in the background (hud.live, store.index.scrub)."""
         await self.scanned.wait()
-        await self.feed.scrub(lambda: self.workspace)
+        await self.feed.scrub(self.workspace)
 
     def _folded(self, touched: set[str] | None, paths: set[str]) -> None:
         """One step of changes is in the workspace: re-summarize, refresh the screens."""
@@ -507,7 +520,7 @@ class HudApp(SafeTitles, App[None]):
     def action_problems(self) -> None:
         from hud.screens.problems import ProblemsScreen
 
-        if self._indexed() and not isinstance(self.screen, ProblemsScreen):
+        if self._indexed() is not None and not isinstance(self.screen, ProblemsScreen):
             self.push_screen(ProblemsScreen())
 
     def action_next_theme(self) -> None:
@@ -534,19 +547,20 @@ class HudApp(SafeTitles, App[None]):
     def action_metrics(self) -> None:
         from hud.screens.metrics import MetricsScreen
 
-        if self._indexed() and not isinstance(self.screen, MetricsScreen):
+        if self._indexed() is not None and not isinstance(self.screen, MetricsScreen):
             self.push_screen(MetricsScreen())
 
     def action_approvals(self) -> None:
         from hud.screens.approvals import ApprovalsScreen
 
-        if self._indexed() and not isinstance(self.screen, ApprovalsScreen):
+        if self._indexed() is not None and not isinstance(self.screen, ApprovalsScreen):
             self.push_screen(ApprovalsScreen())
 
     def open_request(self, mission_id: str, request_id: str) -> None:
         from hud.screens.approvals import RequestScreen
 
-        mission = self.workspace.missions.get(mission_id) if self._indexed() else None
+        indexed = self._indexed()
+        mission = indexed.workspace.missions.get(mission_id) if indexed is not None else None
         if mission is not None and request_id in mission.requests:
             self.push_screen(RequestScreen(mission_id, request_id))
         elif mission is None:  # another source's request (`Source.asks`): its row
@@ -559,7 +573,7 @@ class HudApp(SafeTitles, App[None]):
         A row shown before its files are indexed (the prefetch preview) opens as soon as
         the scan has them.
         """
-        screen = self._mission_screen(mission_id, tab) if self.adopted else None
+        screen = self._mission_screen(mission_id, tab)
         if screen is not None:
             self.push_screen(screen)
         elif not self.scanned.is_set():
@@ -568,8 +582,12 @@ class HudApp(SafeTitles, App[None]):
     def _mission_screen(self, mission_id: str, tab: str) -> Screen[None] | None:
         from hud.screens.details import detail_screen
 
-        kind = self.workspace.detail_of(mission_id)
-        return detail_screen(kind, mission_id, tab) if kind is not None else None
+        match self.index:
+            case Starting():
+                return None
+            case Indexed(workspace=workspace):
+                kind = workspace.detail_of(mission_id)
+                return detail_screen(kind, mission_id, tab) if kind is not None else None
 
     def _open_if_indexed(self) -> None:
         """Open the mission asked for during the scan, once it is indexed (or give up)."""
@@ -581,11 +599,14 @@ class HudApp(SafeTitles, App[None]):
         if screen is not None:
             self.push_screen(screen)
 
-    def _indexed(self) -> bool:
-        """True once the scan has handed over the workspace; until then, says so."""
-        if not self.adopted:
-            self.notify(self.still_reading(), timeout=2)
-        return self.adopted
+    def _indexed(self) -> Indexed | None:
+        """The index once the scan has handed over its workspace; None before, and says so."""
+        match self.index:
+            case Indexed() as indexed:
+                return indexed
+            case Starting():
+                self.notify(self.still_reading(), timeout=2)
+                return None
 
     def still_reading(self) -> str:
         """What the HUD says while its scan runs."""

@@ -1,9 +1,16 @@
 """What the screens and the palette need of the app (`hud.app.HudApp`), as a protocol:
 they name this, never the app, so the app imports every screen without a circle.
-`HudApp` is checked against it (mypy, in hud.app)."""
+`HudApp` is checked against it (mypy, in hud.app).
+
+The app's index of the state directory is a typed state it holds from construction
+(`Index`): `Starting` while its scan worker loads the store (nothing indexed, nothing
+to write with), then `Indexed` once the scan has handed over its workspace, which the
+scan then fills. What needs the index matches on it; nothing tests a flag.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -21,12 +28,30 @@ if TYPE_CHECKING:
     from store.index.workspace import Workspace
 
 
+@dataclass(frozen=True, slots=True)
+class Starting:
+    """The store is loading in the scan worker: no row is indexed and no writer exists
+    (the first paint does not wait for the store)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """The scan's workspace, handed over before the scan reads a file and filled as it
+    reads (complete once `Hud.scanned` is set), and the approvals feed over it."""
+
+    workspace: Workspace
+    approvals: ApprovalFeed
+
+
+Index = Starting | Indexed
+"""The app's index: `Starting`, then `Indexed` for as long as the app runs."""
+
+
 class Hud(Protocol):
     """The HUD app as its screens see it (its Textual side is `Screen.app`)."""
 
     root: Path
-    workspace: Workspace
-    adopted: bool
+    index: Index
     writer: HumanWriter | None
     read_only: bool
     scanned: asyncio.Event
@@ -34,7 +59,17 @@ class Hud(Protocol):
     summaries: dict[str, MissionSummary]
     ticking: bool
     view: View
-    approvals: ApprovalFeed
+
+    @property
+    def workspace(self) -> Workspace:
+        """The index's workspace: only for screens opened once `Indexed` (the app's
+        actions and `open_mission` open nothing before)."""
+        ...
+
+    @property
+    def approvals(self) -> ApprovalFeed:
+        """The index's approvals feed (as `workspace`)."""
+        ...
 
     @property
     def can_decide(self) -> bool: ...

@@ -129,7 +129,7 @@ class Live:
                 await asyncio.wait_for(self._rewatch.wait(), RETRY_SECONDS)
         stop.set()
 
-    async def fold(self, workspace: Callable[[], Workspace]) -> None:
+    async def fold(self, index: Workspace) -> None:
         """Bring the workspace up to date with the queue, one read-ahead step at a time."""
         while True:
             await self._wake.wait()
@@ -137,7 +137,6 @@ class Live:
             while self.pending:
                 paths, self.pending = self.pending, set()
                 waiting, self._waiting = self._waiting, []
-                index = workspace()
                 ahead = await asyncio.to_thread(index.read_ahead, paths)
                 touched = index.apply_read(ahead)
                 self.pending |= ahead.more
@@ -150,16 +149,14 @@ class Live:
                         folded.set_result(None)
                 await asyncio.sleep(0)  # keys and paints between steps
 
-    async def scrub(self, workspace: Callable[[], Workspace]) -> None:
+    async def scrub(self, index: Workspace) -> None:
         """Re-verify changed logs in the background, a pass every SCRUB_SECONDS."""
         from store.index.scrub import scrub, targets
 
         while True:
             await asyncio.sleep(SCRUB_SECONDS)
-            index = workspace()
             found = await asyncio.to_thread(scrub, self.root, targets(index.readers()))
-            if index is workspace():
-                self.queue(index.take_scrub(found))
+            self.queue(index.take_scrub(found))
 
 
 def _identity(root: Path) -> tuple[int, int] | None:

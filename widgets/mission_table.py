@@ -8,6 +8,8 @@ id shares, `widgets.words.apart`), the title what the other columns leave. Title
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -65,28 +67,39 @@ def step_text(summary: MissionSummary, variables: Mapping[str, str]) -> Text:
 
 
 class MissionTable(RowTable):
-    """One row per mission; `show` updates the rows it is given and re-sorts."""
+    """One row per mission; `show` updates the rows it is given and re-sorts.
+
+    Rows come a chunk at a time while a large directory is read, so nothing here is
+    redone for every row at each chunk: the order is kept sorted (a changed row moves by
+    bisection), the widths the columns want are counted per width, and a row's cells are
+    drawn when it is shown (`row_cells`), again only when its summary or the layout
+    changed them (the Budget column's width, a cut id).
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(column_widths(80, {}), id=id)
         self.summaries: dict[str, MissionSummary] = {}
-        self._order_keys: dict[str, tuple[int, int, str]] = {}
-        """Each row's sort key, computed when its summary arrives (not at every sort)."""
+        self._keys: dict[str, tuple[int, int, str]] = {}
+        """Each row's sort key (its id last), computed when its summary arrives."""
+        self._sorted: list[tuple[int, int, str]] = []
+        """Every row's sort key, in order."""
         self.now = datetime.now(UTC)
         self.variables: Mapping[str, str] = {}
-        self._ids: dict[str, str] = {}
-        """Each mission id as the Mission column shows it."""
-        self._fitted: tuple[frozenset[str], int] | None = None
-        """The ids and the width `_ids` were fitted for."""
-        self._widths: dict[str, tuple[int, int]] = {}
-        """The width of each row's Step and Title cells."""
         self._plain: dict[str, str] = {}
         """Each mission id as plain, visible text."""
-        self._shown_for: frozenset[str] = frozenset()
-        """The rows `_plain` and `_widths` are for."""
+        self._widths: dict[str, tuple[int, int, int]] = {}
+        """The width of each row's Mission, Step and Title cells."""
+        self._wanted: tuple[Counter[int], ...] = (Counter(), Counter(), Counter())
+        """How many rows want each width, for Mission, Step and Title."""
+        self._cut: dict[str, str] = {}
+        """The ids too long for the Mission column, as it shows them (`apart`)."""
+        self._drawn: dict[str, tuple[MissionSummary, str]] = {}
+        """The summary and age each row's cells were drawn with."""
+        self._drawn_with: Mapping[str, str] = {}
+        """The theme's variables the rows were drawn with."""
 
     def on_resize(self) -> None:
-        self._render_rows(self.summaries.values())
+        self._render_rows(set())
 
     @property
     def selected_mission(self) -> str | None:
@@ -95,11 +108,16 @@ class MissionTable(RowTable):
     def cell(self, mission: str, column: str) -> Text:
         return self.cells(mission)[KEYS.index(column)]
 
+    def row_cells(self, key: str) -> tuple[Text, ...]:
+        summary = self.summaries[key]
+        self._drawn[key] = (summary, age(summary.last_activity, self.now))
+        return self.cells_for(summary)
+
     def cells_for(self, summary: MissionSummary) -> tuple[Text, ...]:
         budget_width = self.columns[KEYS.index("budget")].width
         return (
             status_text(summary.status.value, self.variables),
-            Text(self._ids[summary.id], style="bold"),
+            Text(self._cut.get(summary.id) or self._plain[summary.id], style="bold"),
             safe(summary.title),
             step_text(summary, self.variables),
             Text(f" {summary.pending} ", style="bold reverse") if summary.pending else Text(""),
@@ -111,50 +129,86 @@ class MissionTable(RowTable):
     def show(self, summaries: Iterable[MissionSummary], now: datetime, *, complete: bool) -> None:
         """Update rows for these missions; with `complete`, also drop rows not among them."""
         given = {summary.id: summary for summary in summaries}
-        keys = {mission: summary.sort_key() for mission, summary in given.items()}
         self.now = now
+        if self.variables != self._drawn_with:  # another theme: every row
+            self._drawn_with = self.variables
+            self._drawn.clear()
+            self.redraw(self.summaries)
+        changed = {
+            mission
+            for mission, summary in given.items()
+            if self._drawn.get(mission) != (summary, age(summary.last_activity, now))
+        }
         if complete:
-            self.summaries = given
-            self._order_keys = keys
-        else:
-            self.summaries.update(given)
-            self._order_keys.update(keys)
-        self._render_rows(given.values())
+            for gone in [mission for mission in self.summaries if mission not in given]:
+                self._drop(gone)
+        for summary in given.values():
+            self._take(summary, sort=not complete)
+        if complete:
+            self._sorted = sorted(self._keys.values())
+        self._render_rows(changed)
 
-    def _render_rows(self, summaries: Iterable[MissionSummary]) -> None:
-        given = list(summaries)
-        if self._fit(given):
-            given = list(self.summaries.values())
-        rows = {summary.id: self.cells_for(summary) for summary in given}
-        self.update(rows, sorted(self._order_keys, key=self._order_keys.__getitem__))
+    def _take(self, summary: MissionSummary, *, sort: bool) -> None:
+        """Hold `summary`'s row (its sort key moved into place when `sort`)."""
+        mission, key = summary.id, summary.sort_key()
+        before = self._keys.get(mission)
+        if before != key:
+            self._keys[mission] = key
+            if sort:
+                if before is not None:
+                    del self._sorted[bisect_left(self._sorted, before)]
+                insort(self._sorted, key)
+        self.summaries[mission] = summary
+        plain = self._plain.get(mission)
+        if plain is None:
+            plain = self._plain[mission] = safe(mission).plain
+        widths = (
+            len(plain),
+            step_text(summary, self.variables).cell_len,
+            safe(summary.title).cell_len,
+        )
+        if self._widths.get(mission) != widths:
+            self._count(self._widths.get(mission), -1)
+            self._count(widths, 1)
+            self._widths[mission] = widths
 
-    def _fit(self, given: Iterable[MissionSummary]) -> bool:
-        """Lay the columns out for the rows shown (`given` changed) and the width, and
-        fit the ids to their column; True when anything changed (every row is then
-        drawn again)."""
-        for summary in given:
-            self._widths[summary.id] = (
-                step_text(summary, self.variables).cell_len,
-                safe(summary.title).cell_len,
-            )
-        ids = frozenset(self.summaries)
-        if ids != self._shown_for:
-            self._shown_for = ids
-            self._widths = {m: w for m, w in self._widths.items() if m in ids}
-            self._plain = {mission: safe(mission).plain for mission in ids}
+    def _drop(self, mission: str) -> None:
+        del self.summaries[mission]
+        self._drawn.pop(mission, None)
+        del self._keys[mission]
+        del self._plain[mission]
+        self._count(self._widths.pop(mission), -1)
+
+    def _count(self, widths: tuple[int, ...] | None, step: int) -> None:
+        for wanted, width in zip(self._wanted, widths or (), strict=False):
+            wanted[width] += step
+            if not wanted[width]:
+                del wanted[width]
+
+    def _render_rows(self, changed: set[str]) -> None:
+        """Put the rows in order and draw again those `changed` (and the layout changed)."""
+        changed |= self._fit()
+        self.update({}, [key[2] for key in self._sorted])
+        self.redraw(changed)
+
+    def _fit(self) -> set[str]:
+        """Lay the columns out for the rows held and the width, and fit the ids to their
+        column; the rows whose cells that changed."""
         natural = {
-            "mission": max(map(len, self._plain.values()), default=0),
-            "step": max((step for step, _ in self._widths.values()), default=0),
-            "title": max((title for _, title in self._widths.values()), default=0),
+            column: max(wanted, default=0)
+            for column, wanted in zip(("mission", "step", "title"), self._wanted, strict=True)
         }
         columns = column_widths(self.size.width or 80, natural)
-        relaid = columns != self.columns
-        if relaid:
+        budget = KEYS.index("budget")
+        redrawn: set[str] = set()
+        if columns != self.columns:
+            if columns[budget] != self.columns[budget]:
+                redrawn = set(self.summaries)
             self.set_columns(columns)
         room = self.columns[KEYS.index("mission")].width
-        if (ids, room) == self._fitted and not relaid:
-            return False
-        self._fitted = (ids, room)
-        forms = apart(self._plain.values(), room)
-        self._ids = {mission: forms[plain] for mission, plain in self._plain.items()}
-        return True
+        if self._cut or natural["mission"] > room:  # an id is, or was, cut
+            forms = apart(self._plain.values(), room)
+            cut = {m: forms[plain] for m, plain in self._plain.items() if forms[plain] != plain}
+            redrawn |= {m for m in cut.keys() | self._cut.keys() if cut.get(m) != self._cut.get(m)}
+            self._cut = cut
+        return redrawn & self.summaries.keys()

@@ -5,12 +5,13 @@ changes many times a second repaints every visible cell each time. This Line-API
 table caches each row's rendered strip by (row version, width, cursor, theme) and
 repaints only what changed; rows are addressed by key, never rebuilt wholesale. It
 follows the tables' convention (`widgets.keyed_table`): rows as (key, cells), the cursor
-on its key.
+on its key. A subclass may instead hand over only keys (`redraw`) and draw a row's cells
+when it is first shown (`row_cells`): ten thousand rows cost the screenful drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -88,7 +89,23 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.refresh()
 
     def cells(self, key: str) -> tuple[Text, ...]:
-        return self._cells[key]
+        cells = self._cells.get(key)
+        if cells is None:
+            cells = self._cells[key] = self.row_cells(key)
+        return cells
+
+    def row_cells(self, key: str) -> tuple[Text, ...]:
+        """The cells of a row handed over by `redraw`, drawn when first needed."""
+        raise KeyError(key)
+
+    def redraw(self, keys: Iterable[str]) -> None:
+        """These rows' cells changed: drawn again (`row_cells`) when next shown."""
+        for key in keys:
+            self._cells.pop(key, None)
+            self._version[key] = self._version.get(key, 0) + 1
+            index = self._index.get(key)
+            if index is not None:
+                self.refresh_row(index)
 
     def update(self, rows: Mapping[str, tuple[Text, ...]], order: Sequence[str]) -> None:
         """Set the cells of `rows` (others keep theirs) and the order of all rows.
@@ -106,9 +123,9 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
         if list(order) != self.order:
             self.order = list(order)
             self._index = {key: index for index, key in enumerate(self.order)}
-            for gone in set(self._cells) - set(self._index):
-                del self._cells[gone]
-                self._version.pop(gone, None)
+            for gone in [key for key in self._version if key not in self._index]:
+                self._cells.pop(gone, None)
+                del self._version[gone]
                 self._strips.pop(gone, None)
             self.virtual_size = Size(self._row_width(), len(self.order) + 1)
             if keep in self._index:
@@ -167,7 +184,7 @@ class RowTable(ScrollView, can_focus=True, inherit_bindings=False):
             style = base + self.get_component_rich_style(
                 "row-table--cursor", partial=not self.has_focus
             )
-        strip = self._strip(self._line_text(self._cells[key]), style, width)
+        strip = self._strip(self._line_text(self.cells(key)), style, width)
         self._strips[key] = (stamp, strip)
         return strip
 

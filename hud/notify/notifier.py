@@ -78,7 +78,7 @@ class Notifier:
         try:
             await asyncio.to_thread(self.workspace.scan)
             self.live.follow(self.workspace.watch_paths())
-            tasks.append(asyncio.create_task(self.live.fold(lambda: self.workspace)))
+            tasks.append(asyncio.create_task(self.live.fold(self.workspace)))
             tasks.append(asyncio.create_task(self._loop(stop)))
             tasks.append(asyncio.create_task(self._catch_up()))
             waiting = set(tasks)

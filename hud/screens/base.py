@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 from textual.screen import Screen
 
 from hud.display import SafeTitles
+from hud.host import Indexed, Starting
 from store.format.row import MissionStatus
 from widgets.header import HudHeader
 
@@ -64,7 +65,7 @@ class HudScreen(SafeTitles, Screen[None]):
     def on_mount(self) -> None:
         self.hud.changed.subscribe(self, self._on_changed)
         self.app.theme_changed_signal.subscribe(self, lambda _: self._on_changed(None))
-        if self.hud.adopted:  # mid-scan too: show what is read so far, not a blank
+        if isinstance(self.hud.index, Indexed):  # mid-scan too: what is read so far
             self.call_after_refresh(self.workspace_changed, None)
 
     def _on_changed(self, touched: set[str] | None) -> None:
@@ -88,15 +89,16 @@ class HudScreen(SafeTitles, Screen[None]):
             return
         summaries = self.hud.summaries.values()
         found = Counter(s.status for s in summaries)
-        workspace = self.hud.workspace if self.hud.adopted else None
-        loose = 0
-        if workspace is not None:
-            loose = len(workspace.loose_problems())
+        followed: tuple[str, ...] = ()
+        match self.hud.index:
+            case Starting():
+                loose = 0
+            case Indexed(workspace=workspace):
+                loose = len(workspace.loose_problems())
+                followed = tuple(home_relative(p) for p in workspace.watch_paths().values())
         headers.first().show(
             directory=home_relative(self.hud.root),
-            followed=tuple(home_relative(p) for p in workspace.watch_paths().values())
-            if workspace is not None
-            else (),
+            followed=followed,
             counts=Counter({status.value: found[status] for status in MissionStatus}),
             problems=sum(s.problems for s in summaries) + loose,
             pending=sum(s.pending for s in summaries),

@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from hud.host import Starting
 from hud.metric_rows import metric_rows
 from hud.screens.base import HudScreen
 from store.analysis.metrics import MetricsReport, directory_metrics, edit_times
@@ -73,7 +74,7 @@ class MetricsScreen(HudScreen):
         touched (of all, at first) are read again first. A tick (only time passed)
         touches no file: it brings a recount, no read."""
         super().workspace_changed(touched)
-        if not self.hud.adopted:
+        if isinstance(self.hud.index, Starting):
             return
         if not self.hud.ticking:
             self._touched = (

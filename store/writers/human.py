@@ -86,7 +86,6 @@ from store.format.records import (
     request_snapshot,
     validate,
 )
-from store.sources.small import write as small_write
 from store.sources.small.layout import FILES as SMALL_FILES
 from store.sources.small.layout import HUMAN_KINDS as SMALL_HUMAN_KINDS
 from store.sources.small.layout import SMALL_DIR
@@ -373,6 +372,8 @@ class HumanWriter:
         (`Conflict`). Atomic (temp file, fsync, rename, fsync folder); no history file,
         no progress entry: SMALL's own `small accept` records one (see docs/small.md).
         """
+        from store.sources.small import write as small_write  # ruamel.yaml: only here
+
         kind = self._small_kind(relpath)
         try:
             text = small_write.prepare(kind, relpath, new_text)

@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import unquote
 
 from store.format.problems import Problem
-from store.sources.small.yaml import parse_yaml
 
 _TODO = re.compile(r"^\s*- \[(?P<mark>[ xX-])\] (?P<text>.*)$")
 _META = re.compile(r"^\s*<!-- loopx:todo (?P<pairs>.*?)\s*-->\s*$")
@@ -82,6 +81,8 @@ def parse_state(path: str, data: bytes) -> GoalState:
                 Problem(path, 1, "loopx-front-matter", "front matter has no closing ---", _HINT)
             )
         else:
+            from store.sources.small.yaml import parse_yaml  # ruamel.yaml: when first read
+
             doc = parse_yaml(path, "\n".join(lines[1:end]).encode(), line_offset=1)
             state.problems += doc.problems
             state.front = doc.data if isinstance(doc.data, dict) else {}

@@ -7,6 +7,10 @@ only the changed file is re-parsed. The progress file, append-only by protocol a
 often the largest (the live fixture: 1.1 MB, 1,206 entries), is read incrementally
 when it only grew by whole entries: the appended text is parsed alone and checked
 from the last entry's timestamp on; any other change re-parses the file.
+
+The YAML reader (ruamel.yaml) and the models and checks (pydantic) are imported when
+a SMALL file is first read, not with this module: a state directory without `.small/`
+never loads them.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.format.confined import list_folder
 from store.format.layout import is_transient
@@ -24,10 +28,12 @@ from store.format.load import read_bytes
 from store.format.problems import Problem
 from store.format.records import Settings
 from store.format.row import MissionStatus, MissionSummary
-from store.sources.small import lint
 from store.sources.small.layout import FILES, ID_PREFIX, KINDS, REQUIRED, SMALL_DIR
-from store.sources.small.models import Entry, Task, text_of
-from store.sources.small.yaml import YamlDoc, parse_yaml
+
+if TYPE_CHECKING:
+    from store.sources.small.lint import EntryChecker
+    from store.sources.small.models import Entry, Task
+    from store.sources.small.yaml import YamlDoc
 
 MAX_BYTES = 32 * 1024 * 1024
 
@@ -39,6 +45,13 @@ STEP_STATES = {
     "cancelled": "expired",
 }
 """A SMALL task status as the overview's step state (its symbol and word)."""
+
+
+def parse_yaml(relpath: str, data: bytes, *, line_offset: int = 0) -> YamlDoc:
+    """`store.sources.small.yaml.parse_yaml`, which loads ruamel.yaml when first called."""
+    from store.sources.small import yaml
+
+    return yaml.parse_yaml(relpath, data, line_offset=line_offset)
 
 
 @dataclass(slots=True)
@@ -92,7 +105,8 @@ class SmallWorkspace:
         self.generation = 0
         """Bumped when entries are replaced rather than appended (a viewer rebuilds)."""
         self._entry_problems: list[Problem] = []
-        self._checker = lint.EntryChecker(self.files["progress"].relpath)
+        self._checker: EntryChecker | None = None
+        """The progress entries' checker, made when first needed (`_checking`)."""
         self._tail = _Tail()
         self._layout: list[Problem] = []
         self._derived: list[Problem] | None = None
@@ -159,6 +173,9 @@ class SmallWorkspace:
         if kind == "progress":
             self._load_progress(file, data)
             return
+        from store.sources.small import lint
+        from store.sources.small.models import Task
+
         file.doc = parse_yaml(file.relpath, data)
         file.text = (
             data.decode("utf-8", errors="replace") if kind in ("intent", "constraints") else None
@@ -203,6 +220,9 @@ class SmallWorkspace:
         appended = self._appended(data)
         if appended is not None and self._append_entries(file, data, appended):
             return
+        from store.sources.small import lint
+        from store.sources.small.models import Entry
+
         doc = parse_yaml(file.relpath, data)
         file.doc = doc
         file.problems = doc.problems + (
@@ -255,6 +275,9 @@ class SmallWorkspace:
             return False
         if any(ln.strip() and not ln.startswith(indent) for ln in lines):
             return False  # something at a shallower indent: not just entries
+        from store.sources.small import lint
+        from store.sources.small.models import Entry
+
         doc = parse_yaml(file.relpath, b"entries:\n" + appended, line_offset=tail.lines - 1)
         new = doc.data.get("entries") if isinstance(doc.data, dict) else None
         if doc.problems or not isinstance(new, list):
@@ -262,7 +285,7 @@ class SmallWorkspace:
         start = len(self.entries)
         problems: list[Problem] = []
         for offset, item in enumerate(new):
-            problems += self._checker.check(start + offset, item, doc, ("entries", offset))
+            problems += self._checking().check(start + offset, item, doc, ("entries", offset))
             self.entries.append(Entry.of(start + offset, item, doc.line_of(("entries", offset))))
         self._entry_problems += problems
         file.problems = (
@@ -307,6 +330,8 @@ class SmallWorkspace:
             for entry in entries
             if not is_transient(entry.name)
         ]
+        from store.sources.small import lint
+
         self._layout = lint.layout_problem(self.prefix.rstrip("/"), listing)
 
     # ---- derived ---------------------------------------------------------------------
@@ -319,12 +344,21 @@ class SmallWorkspace:
             found: list[Problem] = []
             for file in self.files.values():
                 found += file.problems
-            found += self._entry_problems + self._checker.overflow()
+            found += self._entry_problems + self._checking().overflow()
             found += self._strict() + self._layout
             self._derived = found
         return list(self._derived)
 
+    def _checking(self) -> EntryChecker:
+        if self._checker is None:
+            from store.sources.small import lint
+
+            self._checker = lint.EntryChecker(self.files["progress"].relpath)
+        return self._checker
+
     def _strict(self) -> list[Problem]:
+        from store.sources.small import lint
+
         plan, progress, handoff = (self.files[k] for k in ("plan", "progress", "handoff"))
         plan_ok = plan.data is not None
         progress_ok = progress.data is not None
@@ -340,6 +374,8 @@ class SmallWorkspace:
         )
 
     def verdicts(self) -> dict[str, str]:
+        from store.sources.small import lint
+
         return lint.verdicts(self.problems())
 
     def data(self, kind: str) -> dict[str, Any]:
@@ -348,6 +384,8 @@ class SmallWorkspace:
 
     @property
     def intent(self) -> str:
+        from store.sources.small.models import text_of
+
         return text_of(self.data("intent").get("intent")).strip()
 
     @property
@@ -360,6 +398,8 @@ class SmallWorkspace:
         return next((t for t in self.tasks if t.id == task_id), None) if task_id else None
 
     def last_activity(self) -> datetime | None:
+        from store.sources.small import lint
+
         for entry in reversed(self.entries):
             when = lint.timestamp_datetime(entry.timestamp)
             if when is not None:

@@ -1,0 +1,95 @@
+"""The app is whole before its first screen: its index is `Starting` until the scan worker
+hands over its workspace, then `Indexed`; every key pressed meanwhile works or says the
+HUD is still reading, and nothing acts on an index that is not there."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hud.app import HudApp
+from hud.host import Hud, Indexed, Starting
+from hud.screens.approvals import ApprovalsScreen
+from hud.screens.help import HelpScreen
+from hud.screens.overview import OverviewScreen
+from store.index.workspace import Workspace
+from tests.hud.conftest import until
+
+HOLD_SECONDS = 10.0
+"""The longest the scan is held (a failing test never hangs)."""
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The scan worker waits (before it hands over its workspace) until this is set."""
+    release = threading.Event()
+    load_settings = Workspace.load_settings
+
+    def wait_then_load(self: Workspace) -> None:
+        release.wait(HOLD_SECONDS)
+        load_settings(self)
+
+    monkeypatch.setattr(Workspace, "load_settings", wait_then_load)
+    yield release
+    release.set()
+
+
+def toasts(app: HudApp) -> list[str]:
+    """Every toast's message from now on."""
+    seen: list[str] = []
+    notify = app.notify
+
+    def capture(message: str, *args: Any, **kwargs: Any) -> None:
+        seen.append(message)
+        notify(message, *args, **kwargs)
+
+    app.notify = capture  # type: ignore[method-assign]
+    return seen
+
+
+async def test_what_the_screens_read_of_the_app_is_set_at_construction(
+    state_dir: Path,
+) -> None:
+    app = HudApp(state_dir, live=False)
+    unset = [name for name in Hud.__annotations__ if not hasattr(app, name)]
+    assert unset == []
+    assert isinstance(app.index, Starting)
+
+
+async def test_keys_pressed_before_the_index_is_handed_over(
+    state_dir: Path, held: threading.Event
+) -> None:
+    app = HudApp(state_dir, live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        said = toasts(app)
+        await until(pilot, lambda: isinstance(app.screen, OverviewScreen))
+        for key in ("a", "exclamation_mark", "M"):  # screens that read the index
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen)
+        assert said == [app.still_reading()] * 3
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, OverviewScreen))
+        for key in ("n", "c", "enter", "ctrl+t", "slash", "b", "escape"):  # no writer yet
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen), key
+        app.open_mission("beta")  # a row opened before it is indexed opens once it is
+        app.open_request("beta", "r1")
+        await pilot.pause()
+        assert isinstance(app.index, Starting)
+        assert app.writer is None and not app.scanned.is_set()
+        held.set()
+        await until(pilot, lambda: app.scanned.is_set())
+        assert isinstance(app.index, Indexed)
+        assert set(app.index.workspace.missions) == {"alpha", "beta", "gamma"}
+        assert app.writer is not None
+        await until(pilot, lambda: getattr(app.screen, "mission_id", None) == "beta")
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
