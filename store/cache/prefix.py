@@ -43,6 +43,8 @@ class PrefixIndex:
         self._entries: dict[str, LogEntry] | None = None
         self._pending: dict[str, Snapshot] = {}
         self._used: set[str] = set()
+        self._dirty = False
+        """Entries put since the pack was last written."""
         self._lock = threading.Lock()
 
     def _loaded(self) -> dict[str, LogEntry]:
@@ -73,6 +75,7 @@ class PrefixIndex:
         with self._lock:
             self._used.add(entry.relpath)
             self._loaded()[entry.relpath] = entry
+            self._dirty = True
 
     def stale(self, relpath: str, inode: int | None, offset: int) -> bool:
         """True when the pack (or a snapshot waiting) has not got this much of this log."""
@@ -87,12 +90,12 @@ class PrefixIndex:
                 self._used.add(snapshot.relpath)
                 self._pending[snapshot.relpath] = snapshot
 
-    def flush(self, prune: bool = False) -> int:
-        """Write what was remembered into the pack (IO); returns the entries written.
-        `prune`: keep only the logs asked for or remembered in this process (the caller
-        scanned the whole directory)."""
+    def settle(self) -> list[LogEntry]:
+        """Turn what was remembered into entries (IO: each file's stat now), put them in
+        the index and return them (a worker process hands them to its parent)."""
         with self._lock:
             pending, self._pending = self._pending, {}
+        settled = []
         for snapshot in pending.values():
             opened = open_on_disk(self.root, snapshot.relpath)
             if isinstance(opened, Problem):
@@ -101,13 +104,22 @@ class PrefixIndex:
                 entry = snapshot.entry(opened.info)
             if entry is not None:
                 self.put(entry)
+                settled.append(entry)
+        return settled
+
+    def flush(self, prune: bool = False) -> int:
+        """Write what was remembered into the pack (IO); returns the entries written.
+        `prune`: keep only the logs asked for or remembered in this process (the caller
+        scanned the whole directory)."""
+        self.settle()
         with self._lock:
             entries = self._loaded()
             kept = {rel: e for rel, e in entries.items() if rel in self._used}
-            pruned = prune and len(kept) < len(entries)
-            if pruned:
+            if prune and len(kept) < len(entries):
                 entries = self._entries = kept
-            if not pending and not pruned:
+                self._dirty = True
+            if not self._dirty:
                 return 0
+            self._dirty = False
             payload = msgspec.msgpack.encode(Pack(self.real, entries))
         return len(entries) if self.cache.seal(self.name, payload) else 0

@@ -136,10 +136,10 @@ class Workspace:
         loop); `prune`: forget the logs this process never read (after a whole scan)."""
         return self.cache.flush(prune) if self.cache is not None else 0
 
-    def remember(self) -> None:
-        """Hand the cache the logs verified whole that it has not got (after a scrub
-        confirmed the prefixes it held on trust; no IO)."""
-        self.native.remember()
+    def remember(self, paths: Iterable[str]) -> None:
+        """Hand the cache these logs, verified whole, if it has not got them as they are
+        (after the scrub confirmed the prefixes they held on trust; no IO)."""
+        self.native.remember(group_by_mission(paths)[0])
 
     @property
     def missions(self) -> dict[str, MissionState]:
@@ -237,6 +237,7 @@ class Workspace:
             mission = self.missions.get(mission_id)
             if mission is not None:
                 mission.take_artifact_checks(mission.hash_artifacts(mission.unchecked_artifacts()))
+        self.native.remember(touched)
         return touched
 
     def _apply(self, relpaths: Iterable[str]) -> set[str]:

@@ -90,14 +90,16 @@ class NativeSource(Quiet):
                 state.notices.clear()
                 if not state.exists():
                     del self.missions[mission_id]
-                elif self.index is not None:
-                    remember(self.index, state)
         return touched
 
-    def remember(self) -> None:
-        """Hand the cache every log verified whole that it has not got (no IO)."""
-        if self.index is not None:
-            for mission in self.missions.values():
+    def remember(self, mission_ids: Iterable[str] | None = None) -> None:
+        """Hand the cache the logs of these missions (None: all) its readers verified
+        whole, when it has not got them as they are (no IO)."""
+        if self.index is None:
+            return
+        for mission_id in self.missions if mission_ids is None else mission_ids:
+            mission = self.missions.get(mission_id)
+            if mission is not None:
                 remember(self.index, mission)
 
     def row_ids(self) -> set[str]:
