@@ -142,7 +142,8 @@ class Cache:
                 continue
             if entry.name.startswith(".tmp-"):
                 if time.time_ns() - info.st_mtime_ns > STALE_TEMP_NS:  # torn by a crash
-                    files.append((0, info.st_size, Path(entry.path)))
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
             elif entry.name.endswith(SUFFIX) and stat.S_ISREG(info.st_mode):
                 files.append((info.st_mtime_ns, info.st_size, Path(entry.path)))
         total = sum(size for _, size, _ in files)
