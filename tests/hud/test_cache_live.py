@@ -13,6 +13,7 @@ import pytest
 
 from hud.app import HudApp
 from store.index.workspace import Workspace
+from store.sources.native import cached
 from tests.factory import resume, three_missions
 from tests.hud.conftest import until
 from widgets.header import HudHeader
@@ -28,6 +29,7 @@ async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_withi
     tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)  # the fixture's logs are short
     root = tmp_path / "state"
     three_missions(root)
     indexed = Workspace.cached(root)
@@ -58,6 +60,7 @@ async def test_an_unchanged_directory_reopens_from_the_cache_and_is_then_verifie
     tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)  # the fixture's logs are short
     root = tmp_path / "state"
     three_missions(root)
     first = make_app(root)

@@ -28,6 +28,7 @@ from store.format.load import LogReader
 from store.format.problems import Problem
 from store.index.scrub import scrub, targets
 from store.index.workspace import Workspace
+from store.sources.native import cached
 from tests.factory import T0, chain, mission, stamp, three_missions
 
 SEED004 = Path(__file__).resolve().parents[1] / "fixtures" / "seed004"
@@ -36,8 +37,10 @@ LOG = "missions/m/events.jsonl"
 
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own, keeping logs of any length."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("HUD_CACHE_DIR", str(folder))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)
     return folder
 
 
@@ -196,11 +199,10 @@ def test_a_crash_mid_write_leaves_the_old_index_and_its_temp_file_goes(
     def crash(*_args: Any) -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr(os, "replace", crash)
     mission(root, "n").step("s1", "running")
-    assert open_cached(root).flush_cache() == 0  # not written
-    monkeypatch.undo()
-    monkeypatch.setenv("HUD_CACHE_DIR", str(cache_dir))
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "replace", crash)
+        assert open_cached(root).flush_cache() == 0  # not written
     again = open_cached(root)
     assert again.trusting() == 1  # the old pack stands: alpha's log from it
     assert torn.exists()
@@ -389,3 +391,17 @@ def test_a_prefix_index_is_per_state_directory(cache_dir: Path, tmp_path: Path) 
     assert cache is not None
     assert PrefixIndex(cache, one).name != PrefixIndex(cache, two).name
     assert open_cached(one).trusting() == open_cached(two).trusting() == 1
+
+
+def test_a_short_log_is_read_whole(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cached, "MIN_BYTES", 4096)
+    root = tmp_path / "state"
+    mission(root, "m")
+    log = root / LOG
+    log.write_bytes(chain(records(3)))
+    assert open_cached(root).flush_cache(prune=True) == 0
+    log.write_bytes(chain(records(40)))
+    assert len(log.read_bytes()) >= 4096
+    assert open_cached(root).flush_cache(prune=True) == 1

@@ -16,6 +16,9 @@ from store.format.confined import OpenFile, open_file
 from store.format.layout import Kind, Located
 from store.format.problems import Problem
 
+MIN_BYTES = 32 * 1024
+"""A log shorter than this (about 150 lines) is read whole each time: reading it costs
+less than restoring its fold from the cache (bench/reopen.py)."""
 AGGREGATES = {Kind.EVENTS: EVENT_AGGREGATES, Kind.EVIDENCE: EVIDENCE_AGGREGATES}
 
 
@@ -28,14 +31,14 @@ def resume_log(index: PrefixIndex, mission: MissionState, located: Located) -> b
     current = mission.events if kind is Kind.EVENTS else mission.evidence
     if names is None or current is not None:
         return False
+    entry = index.get(rel)  # (the scan reads the pack, in its thread, before any fold)
+    if entry is None:
+        return False
     opened = open_file(mission.root, rel)
     if isinstance(opened, Problem):
         return False
     with opened:
-        if not isinstance(opened, OpenFile):
-            return False
-        entry = index.get(rel)
-        if entry is None or not reusable(entry, opened):
+        if not isinstance(opened, OpenFile) or not reusable(entry, opened):
             return False
     try:
         state = decode_state(entry.state)
@@ -55,10 +58,11 @@ def resume_log(index: PrefixIndex, mission: MissionState, located: Located) -> b
 
 def remember(index: PrefixIndex, mission: MissionState) -> None:
     """Snapshot the mission's logs that its readers verified whole, when the cache has
-    not got them as they are (no IO)."""
+    not got them as they are and they are long enough to be worth it (no IO)."""
     for kind, reader in ((Kind.EVENTS, mission.events), (Kind.EVIDENCE, mission.evidence)):
         if (
             reader is not None
+            and reader.offset >= MIN_BYTES
             and reader.trusted is None
             and index.stale(reader.relpath, reader.inode, reader.offset)
         ):
