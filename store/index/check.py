@@ -227,5 +227,5 @@ def check(
         if progress:
             progress(done, total)
     if index is not None:
-        index.flush(prune=True)
+        index.flush()  # (no pruning: the logs reused in workers are not seen here)
     return report

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli.main import main
 from store.cache import open_cache
 from store.cache.entry import LogEntry, StateCheckpoint
 from store.cache.logs import load_log, nearest, save_log
@@ -26,10 +27,12 @@ from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, Miss
 from store.format.confined import open_on_disk
 from store.format.load import LogReader
 from store.format.problems import Problem
+from store.index import check as check_module
+from store.index.check import check
 from store.index.scrub import scrub, targets
 from store.index.workspace import Workspace
 from store.sources.native import cached
-from tests.factory import T0, chain, mission, stamp, three_missions
+from tests.factory import T0, chain, mission, resume, stamp, three_missions
 
 SEED004 = Path(__file__).resolve().parents[1] / "fixtures" / "seed004"
 LOG = "missions/m/events.jsonl"
@@ -405,3 +408,39 @@ def test_a_short_log_is_read_whole(
     log.write_bytes(chain(records(40)))
     assert len(log.read_bytes()) >= 4096
     assert open_cached(root).flush_cache(prune=True) == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_hud_check_verifies_every_byte_unless_asked_for_the_cache(
+    tmp_path: Path, cache_dir: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(check_module, "PARALLEL_BYTES", 0)  # workers even for a small one
+    root = tmp_path / "state"
+    three_missions(root)
+    first = check(root, jobs=jobs, cached=True)
+    assert first.cached == 0
+    again = check(root, jobs=jobs, cached=True)
+    assert again.cached == len(list(root.glob("missions/*/*.jsonl")))
+    assert again.to_json()["missions"] == check(root, jobs=jobs).to_json()["missions"]
+    log = root / "missions/alpha/events.jsonl"
+    log.write_bytes(log.read_bytes().replace(b'"actor":"agent"', b'"actor":"Agent"', 1))
+    resume(root, "alpha").step("s2", "running")  # an edit in the prefix, and an append
+    plain = check(root, jobs=jobs)
+    assert plain.cached == 0
+    assert "chain-broken" in {p.code for p in plain.missions["alpha"].problems}
+    trusting = check(root, jobs=jobs, cached=True)
+    assert trusting.cached > 0  # said in its report: the prefix was not read again
+
+
+def test_the_cli_check_says_what_it_took_from_the_cache(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "state"
+    three_missions(root)
+    assert main(["check", str(root), "--cached"]) == 0
+    assert "read from the end of a prefix" not in capsys.readouterr().out
+    assert main(["check", str(root), "--cached"]) == 0
+    logs = len(list(root.glob("missions/*/*.jsonl")))
+    assert f"{logs} logs read from the end of a prefix verified before" in capsys.readouterr().out
+    assert main(["check", str(root)]) == 0
+    assert "read from the end of a prefix" not in capsys.readouterr().out
