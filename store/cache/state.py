@@ -141,14 +141,12 @@ def _decode(value: Any, records: list[Any]) -> Any:
     if tag == TIME:
         return datetime.fromisoformat(rest[0])
     if tag == NAMED:
-        return TUPLES[rest[0]](*(_decode(item, records) for item in rest[1:]))
+        return TUPLES[rest[0]](*_items(rest[1:], records))
     if tag == DICT:
-        return {
-            _decode(rest[at], records): _decode(rest[at + 1], records)
-            for at in range(0, len(rest), 2)
-        }
+        items = _items(rest, records)
+        return dict(zip(items[::2], items[1::2], strict=True))
     if tag == DEQUE:
-        return deque((_decode(item, records) for item in rest[1:]), maxlen=rest[0])
+        return deque(_items(rest[1:], records), maxlen=rest[0])
     if tag == LEDGER:
         ledger = Ledger()
         fields = _decode(rest[0], records)
@@ -156,7 +154,7 @@ def _decode(value: Any, records: list[Any]) -> Any:
             raise StateError("a ledger of other fields")
         vars(ledger).update(fields)
         return ledger
-    items = [_decode(item, records) for item in rest]
+    items = _items(rest, records)
     if tag == LIST:
         return items
     if tag == TUPLE:
@@ -166,3 +164,8 @@ def _decode(value: Any, records: list[Any]) -> Any:
     if tag == FROZENSET:
         return frozenset(items)
     raise StateError(f"unknown tag {tag!r}")
+
+
+def _items(values: list[Any], records: list[Any]) -> list[Any]:
+    """Each value decoded, in order (a plain value as it is: most are)."""
+    return [_decode(item, records) if type(item) in (list, dict) else item for item in values]
