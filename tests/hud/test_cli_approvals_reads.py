@@ -43,6 +43,4 @@ def test_approvals_reads_only_the_missions_that_hold_requests(
     assert main(["approvals", str(root), "--all", "--json"]) == 0
     every = json.loads(capsys.readouterr().out)
     full = approval_queue(whole, whole.clock(), everything=True)
-    assert [(i["mission"], i["id"]) for i in every] == [
-        (i.mission, i.request_id) for i in full
-    ]
+    assert [(i["mission"], i["id"]) for i in every] == [(i.mission, i.request_id) for i in full]
