@@ -36,9 +36,11 @@ class Pack(msgspec.Struct, frozen=True):
 class PrefixIndex:
     """The cached verified prefixes of the logs of the state directory `root`."""
 
-    def __init__(self, cache: Cache, root: Path) -> None:
+    def __init__(self, cache: Cache, root: Path, keep: bool = True) -> None:
         self.cache = cache
         self.root = root
+        self.keep = keep
+        """False: the pack is read, never written (a read-only or served HUD)."""
         self.real = os.path.realpath(root)
         self.name = "prefix-" + hashlib.sha256(self.real.encode()).hexdigest()[:32]
         self._entries: dict[str, LogEntry] | None = None
@@ -132,7 +134,7 @@ class PrefixIndex:
                 self._dirty = True
             dirty, self._dirty = self._dirty, False
             self._entries, self._open = None, False
-            if not dirty:
+            if not dirty or not self.keep:
                 return 0
             payload = msgspec.msgpack.encode(Pack(self.real, entries))
         return len(entries) if self.cache.seal(self.name, payload) else 0

@@ -75,3 +75,24 @@ async def test_an_unchanged_directory_reopens_from_the_cache_and_is_then_verifie
         assert again.summaries == fresh
         await until(pilot, lambda: again.workspace.trusting() == 0, timeout=30)
         assert again.summaries == fresh
+
+
+async def test_a_read_only_hud_reads_the_cache_and_never_writes_it(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)
+    root = tmp_path / "state"
+    three_missions(root)
+    app = make_app(root, read_only=True)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and app.workspace.trusting() == 0)
+        await pilot.pause(0.5)
+    assert not list((tmp_path / "cache").glob("prefix-*"))
+    indexed = Workspace.cached(root)
+    indexed.scan()
+    assert indexed.flush_cache(prune=True) > 0
+    again = make_app(root, read_only=True)
+    async with again.run_test() as pilot:
+        await until(pilot, lambda: again.scanned.is_set())
+        assert again.workspace.trusting() > 0  # read all the same
