@@ -3,16 +3,17 @@
 What the fold keeps (`MissionState.saved`: dicts, sets, deques, tuples, the ledger, the
 small NamedTuples of `store.derivation.view` and `store.derivation.ledger`, and the log
 records they hold) becomes a tree of msgpack values (msgspec): every container is a list
-whose first item says what it is; a log record is its JSON (validated again by its model
-when decoded, as a log line is); a record held in several places is written once and
-referred to. Only the classes in CLASSES can come back (no pickle: nothing in the bytes
-names code); anything else raises `StateError`, on encoding as on decoding.
+whose first item says what it is (a time in UTC is msgpack's timestamp); a log record
+is its JSON (validated again by its model when decoded, as a log line is); a record
+held in several places is written once and referred to. Only the classes in CLASSES can
+come back (no pickle: nothing in the bytes names code); anything else raises
+`StateError`, on encoding as on decoding.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -32,7 +33,7 @@ from store.format.records import (
     WaiterEvent,
 )
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 """Bumped whenever what the codec writes (or CLASSES) changes: older bytes are refused."""
 RECORDS: tuple[type[BaseModel], ...] = (
     StepEvent,
@@ -59,8 +60,10 @@ CLASSES = (*RECORDS, *TUPLES, Ledger)
 # The tags: the first item of every list the codec writes.
 LIST, TUPLE, DICT, SET, FROZENSET, DEQUE, TIME, NAMED, RECORD, SEEN, LEDGER = range(11)
 
+ZERO = timedelta(0)
 _RECORD_NO = {model: number for number, model in enumerate(RECORDS)}
 _TUPLE_NO = {kind: number for number, kind in enumerate(TUPLES)}
+_PLAIN = (bool, int, float, str, bytes)
 _CONTAINERS: dict[type, int] = {list: LIST, tuple: TUPLE, set: SET, frozenset: FROZENSET}
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
@@ -94,7 +97,7 @@ def decode_state(data: bytes) -> dict[str, Any]:
 
 def _encode(value: Any, seen: dict[int, int]) -> Any:
     kind = type(value)
-    if value is None or kind in (bool, int, float, str, bytes):
+    if value is None or kind in _PLAIN:
         return value
     if kind is dict:
         items: list[Any] = [DICT]
@@ -111,8 +114,8 @@ def _encode(value: Any, seen: dict[int, int]) -> Any:
         seen[id(value)] = len(seen)
         dumped = value.model_dump_json(by_alias=True, exclude_unset=True)
         return [RECORD, _RECORD_NO[kind], dumped]
-    if kind is datetime:
-        return [TIME, value.isoformat()]
+    if kind is datetime:  # UTC as msgpack's own timestamp (back as a UTC datetime)
+        return value if value.utcoffset() == ZERO else [TIME, value.isoformat()]
     if kind is deque:
         return [DEQUE, value.maxlen, *(_encode(item, seen) for item in value)]
     if kind is Ledger:
