@@ -22,7 +22,7 @@ from store.cache.entry import LogEntry, StateCheckpoint
 from store.cache.logs import load_log, nearest, save_log
 from store.cache.prefix import PrefixIndex
 from store.cache.sealed import MAGIC, Cache
-from store.cache.state import StateError, decode_state, encode_state
+from store.cache.state import STATE_VERSION, StateError, decode_state, encode_state
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
 from store.format.confined import open_on_disk
 from store.format.load import LogReader
@@ -122,10 +122,13 @@ def test_the_folded_state_comes_back_exactly(tmp_path: Path) -> None:
     "data",
     [
         b"",
-        b"\x92\x02\x80",  # [2, {}]: another version
-        encode_state({"x": 1})[:-1],
-        b"\x92\x01\x81\xa1x\x92\x63\x00",  # tag 99
-        b"\x92\x01\x81\xa1x\x93\x08\x00\xa2{}",  # a StepEvent without its fields
+        msgspec.msgpack.encode([STATE_VERSION + 1, {}]),  # another version
+        msgspec.msgpack.encode([STATE_VERSION, [1]]),  # not a map of aggregates
+        encode_state({"x": 1})[:-1],  # cut short
+        msgspec.msgpack.encode([STATE_VERSION, {"x": [99, 0]}]),  # an unknown tag
+        msgspec.msgpack.encode([STATE_VERSION, {"x": [8, 0, "{}"]}]),  # a StepEvent, fieldless
+        msgspec.msgpack.encode([STATE_VERSION, {"x": [8, 99, "{}"]}]),  # no such record
+        msgspec.msgpack.encode([STATE_VERSION, {"x": {"a": 1}}]),  # a bare map
     ],
 )
 def test_bytes_the_codec_did_not_write_are_refused(data: bytes) -> None:
