@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import hud.live
 from hud.app import HudApp
 from store.index.workspace import Workspace
 from store.sources.native import cached
@@ -39,6 +40,7 @@ async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_withi
     data = log.read_bytes()
     log.write_bytes(data.replace(b'"actor":"agent"', b'"actor":"Agent"', 1))  # line 1, in place
     resume(root, "alpha").step("s2", "running")  # and an append chained to the last line
+    monkeypatch.setattr(hud.live, "SCRUB_SECONDS", 5.0)  # time to see the header say so
 
     app = make_app(root)
     async with app.run_test() as pilot:
@@ -47,7 +49,7 @@ async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_withi
         alpha = app.workspace.missions["alpha"]
         assert alpha.events is not None and alpha.events.trusted is not None  # from the cache
         assert "chain-broken" not in {p.code for p in alpha.problems()}
-        assert UNVERIFIED in header_text(app)
+        await until(pilot, lambda: UNVERIFIED in header_text(app))
         codes = lambda: {p.code for p in app.workspace.missions["alpha"].problems()}  # noqa: E731
         await until(pilot, lambda: "chain-broken" in codes(), timeout=30)
         assert time.monotonic() - painted < 30
