@@ -58,10 +58,20 @@ class PrefixIndex:
         self._lock = threading.Lock()
 
     def _loaded(self) -> dict[str, LogEntry]:
+        """The entries (the lock held; `_prepare` has read them)."""
         if self._entries is None:
-            self._entries = self._read()
-            self._known.update((rel, (e.inode, e.offset)) for rel, e in self._entries.items())
+            self._entries = {}
         return self._entries
+
+    def _prepare(self) -> None:
+        """Read the pack when it is not in memory (IO, the lock not held: `stale`, which
+        the event loop calls, never waits for a read)."""
+        if self._entries is None:
+            entries = self._read()
+            with self._lock:
+                if self._entries is None:
+                    self._entries = entries
+                    self._known.update((rel, (e.inode, e.offset)) for rel, e in entries.items())
 
     def _read(self) -> dict[str, LogEntry]:
         payload = self.cache.unseal(self.name)
@@ -78,11 +88,14 @@ class PrefixIndex:
     def get(self, relpath: str) -> LogEntry | None:
         """The entry of the log at `relpath`, if the pack has one (`reusable` decides
         whether it stands for the file now)."""
+        if self._open:
+            self._prepare()
         with self._lock:
             self._used.add(relpath)
             return self._loaded().get(relpath) if self._open else None
 
     def put(self, entry: LogEntry) -> None:
+        self._prepare()
         with self._lock:
             self._used.add(entry.relpath)
             self._loaded()[entry.relpath] = entry
@@ -106,6 +119,7 @@ class PrefixIndex:
     def settle(self) -> list[LogEntry]:
         """Turn what was remembered into entries (IO: each file's stat now), put them in
         the index and return them (a worker process hands them to its parent)."""
+        self._prepare()
         with self._lock:
             pending, self._pending = self._pending, {}
         settled = []
@@ -134,7 +148,7 @@ class PrefixIndex:
                 self._dirty = True
             dirty, self._dirty = self._dirty, False
             self._entries, self._open = None, False
-            if not dirty or not self.keep:
-                return 0
-            payload = msgspec.msgpack.encode(Pack(self.real, entries))
+        if not dirty or not self.keep:
+            return 0
+        payload = msgspec.msgpack.encode(Pack(self.real, entries))
         return len(entries) if self.cache.seal(self.name, payload) else 0

@@ -453,3 +453,16 @@ def test_the_cli_check_says_what_it_took_from_the_cache(
     assert f"{logs} logs read from the end of a prefix verified before" in capsys.readouterr().out
     assert main(["check", str(root)]) == 0
     assert "read from the end of a prefix" not in capsys.readouterr().out
+
+
+def test_a_cached_check_with_workers_keeps_the_entries_they_reused(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(check_module, "PARALLEL_BYTES", 0)
+    root = tmp_path / "state"
+    three_missions(root)
+    logs = len(list(root.glob("missions/*/*.jsonl")))
+    check(root, jobs=2, cached=True)
+    mission(root, "delta").step("s1", "running")  # a new log: the others are reused
+    assert check(root, jobs=2, cached=True).cached == logs
+    assert check(root, jobs=2, cached=True).cached == logs + 1  # none was lost on the way
