@@ -261,7 +261,8 @@ class HudApp(SafeTitles, App[None]):
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, utc_now
 
-        workspace = Workspace(self.root, self.clock or utc_now)
+        keep = not self.read_only and self.identity == (None, None)  # as the view settings
+        workspace = Workspace.cached(self.root, self.clock or utc_now, keep)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
         decider = None
@@ -272,12 +273,12 @@ class HudApp(SafeTitles, App[None]):
         external: list[str] = []
         for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK):
             external += [path for path in batch.other if workspace.is_external(path)]
-            part = Workspace(workspace.root, workspace.clock)  # loose files, signers/: first
+            part = workspace.part()  # loose files, signers/: first
             part.apply([path for path in batch.other if not workspace.is_external(path)])
             part.apply(batch.paths)
             self.call_from_thread(self._absorb, part)
         if external:  # other sources' files, each source's all in one part
-            part = Workspace(workspace.root, workspace.clock)
+            part = workspace.part()
             if self.prefetch is not None:
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
@@ -304,6 +305,7 @@ class HudApp(SafeTitles, App[None]):
     def _scan_done(self) -> None:
         self.scanned.set()
         self._publish(None)
+        self.feed.keep(self.workspace, prune=True)
         # What the scan built lives as long as the HUD: keep it out of the cyclic
         # collector's full passes, which otherwise stall the screen for 100+ ms.
         # (`hud` starts with the collector off: imports and the scan run without it.)
@@ -345,6 +347,14 @@ class HudApp(SafeTitles, App[None]):
     def watch_health(self) -> str | None:
         """None while the HUD watches the directory live; else why not, in words."""
         return self.feed.health if self.live else "not watching"
+
+    @property
+    def unverified_logs(self) -> int:
+        """Logs whose prefix came from the cache and the scrub has not hashed yet."""
+        match self.index:
+            case Indexed(workspace=workspace):
+                return workspace.trusting()
+        return 0
 
     @work(exclusive=True, group="watch")
     async def watch_state(self) -> None:

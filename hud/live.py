@@ -8,7 +8,9 @@ Three workers of the app, one job each:
   then folds them on the event loop (`Workspace.apply_read`), a bounded step at a time,
   so keys are handled between steps whatever an agent wrote;
 - `scrub`: every SCRUB_SECONDS, a thread hashes again the logs that changed since they
-  were last verified (`store.index.scrub`); a log rewritten in place is queued to be read again.
+  were last verified, and the prefixes the scan took from the cache (`store.index.scrub`:
+  until then they are "cached, not verified"); a log rewritten in place is queued to be
+  read again; the logs verified whole go into the cache (`keep`).
 The app owns the workspace: threads read files and return data, only the event loop
 changes the index.
 """
@@ -19,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,6 +160,16 @@ class Live:
             await asyncio.sleep(SCRUB_SECONDS)
             found = await asyncio.to_thread(scrub, self.root, targets(index.readers()))
             self.queue(index.take_scrub(found))
+            if found.confirmed:  # prefixes held on trust, now verified
+                index.remember(found.confirmed)
+                self.keep(index)
+                self.health_changed()
+
+    def keep(self, workspace: Workspace, prune: bool = False) -> None:
+        """Write the logs verified whole into the cache, in a daemon thread: quitting
+        never waits for it (a write cut short leaves the cache as it was), and `prune`
+        after the scan: forget logs no longer there."""
+        threading.Thread(target=workspace.flush_cache, args=(prune,), daemon=True).start()
 
 
 def _identity(root: Path) -> tuple[int, int] | None:
