@@ -1,13 +1,14 @@
 """Replay: a mission as it was at any event of its log, from the live state's own fold.
 
 Review a failed run by reading its state versions, not its transcript. `Replay` reads a
-mission's folder into a `MissionState` (the very fold the HUD keeps) that also copies
-its aggregates every `every` lines as it goes (`MissionState.saved`). `frame(seq)` then
-puts the copy taken at or before `seq - 1` into a fresh `MissionState`, folds the few
-lines after it (read again through the log reader's line index), and derives what the
-HUD derives (`store.derivation.derive`) twice: as of event `seq - 1` and as of event `seq`; a
-`Frame` holds both and what changed between them. A jump costs at most `every` lines of
-each log, however long the log (bench/replay.py).
+mission's folder into a `MissionState` (the very fold the HUD keeps) that also keeps a
+checkpoint of its aggregates every `every` lines as it goes
+(`store.analysis.replay_fold`). `frame(seq)` then puts the checkpoint at or before
+`seq - 1` into a fresh `MissionState`, folds the few lines after it (read again by their
+byte offsets, the log reader's line index), and derives what the HUD derives
+(`store.derivation.derive`) twice: as of event `seq - 1` and as of event `seq`; a `Frame`
+holds both and what changed between them. A jump costs at most `every` lines of each
+log, however long the log (bench/replay.py).
 
 "As of event N" (at time T, the `at` of line N):
 
@@ -26,111 +27,27 @@ of each log; everything returned is plain data.
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from store.analysis.replay_fold import CHECKPOINT_LINES, Recorded
 from store.derivation.derive import Limit, budget_use, mission_status, request_status
-from store.derivation.mission import (
-    EVENT_AGGREGATES,
-    EVIDENCE_AGGREGATES,
-    USAGE_POINTS,
-    MissionState,
-)
-from store.derivation.view import UsagePoint
+from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
 from store.format.layout import mission_dir
 from store.format.load import Loaded
 from store.format.problems import Problem
 from store.format.records import Settings
 from store.index.workspace import Workspace
 
+__all__ = ["CHECKPOINT_LINES", "Change", "Frame", "Moment", "Replay", "moment"]
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """The time taken as now for a log with no event that loads."""
-CHECKPOINT_LINES = 1024
-"""A copy of the aggregates every this many lines: a jump folds at most this many."""
 EVIDENCE_SHOWN = 20
 """The latest evidence a moment lists (it counts them all)."""
-
-
-class Checkpoint(NamedTuple):
-    line: int
-    at: datetime
-    saved: dict[str, Any]
-    usage: int = 0
-    """Usage points folded by then: `usage` is not in `saved` (see `_Recorded`)."""
-
-
-CHECKPOINTED = tuple(name for name in EVENT_AGGREGATES if name != "usage")
-MICROSECOND = timedelta(microseconds=1)
-
-
-class _Recorded(MissionState):
-    """A MissionState that copies its aggregates every `every` lines as it folds, and
-    keeps the time of each evidence line (the latest so far: times in a log may step back).
-
-    The usage series is kept once, as numbers, rather than in every copy: a usage event
-    every few lines would keep each point alive in many copies, as objects the garbage
-    collector walks (a jump would pay for them)."""
-
-    def __init__(self, root: Path, mission_id: str, every: int) -> None:
-        self.every = every
-        super().__init__(root, mission_id)
-
-    def _reset_events(self) -> None:
-        super()._reset_events()
-        self.event_checkpoints: list[Checkpoint] = []
-        self.event_lines = array("Q")
-        self.usage_series = (array("q"), array("d"), array("q"), array("q"), array("q"))
-        """Every usage point folded: microseconds since EPOCH, usd, tokens, steps, line."""
-
-    def _reset_evidence(self) -> None:
-        super()._reset_evidence()
-        self.evidence_checkpoints: list[Checkpoint] = []
-        self.evidence_marks = array("Q")
-        self.evidence_lines = array("Q")
-        self.evidence_times = array("d")
-
-    def _on_event(self, event: Any, line: int) -> None:
-        super()._on_event(event, line)
-        at, usd, tokens, steps, lines = self.usage_series
-        if event.type == "usage":
-            point = self.usage[-1]
-            at.append((point.at - EPOCH) // MICROSECOND)
-            usd.append(point.usd)
-            tokens.append(point.tokens)
-            steps.append(point.steps)
-            lines.append(point.line)
-        if line - (self.event_lines[-1] if self.event_lines else 0) >= self.every:
-            saved = self.saved(CHECKPOINTED)
-            self.event_checkpoints.append(Checkpoint(line, event.at, saved, len(at)))
-            self.event_lines.append(line)
-
-    def usage_until(self, count: int) -> deque[UsagePoint]:
-        """The usage aggregate as it was after `count` usage points."""
-        at, usd, tokens, steps, lines = self.usage_series
-        return deque(
-            (
-                UsagePoint(EPOCH + at[i] * MICROSECOND, usd[i], tokens[i], steps[i], lines[i])
-                for i in range(max(0, count - USAGE_POINTS), count)
-            ),
-            maxlen=USAGE_POINTS,
-        )
-
-    def _on_evidence(self, item: Any, line: int) -> None:
-        super()._on_evidence(item, line)
-        times = self.evidence_times
-        stamp = item.at.timestamp()
-        times.append(max(stamp, times[-1]) if times else stamp)
-        self.evidence_lines.append(line)
-        if line - (self.evidence_marks[-1] if self.evidence_marks else 0) >= self.every:
-            saved = self.saved(EVIDENCE_AGGREGATES)
-            self.evidence_checkpoints.append(Checkpoint(line, item.at, saved))
-            self.evidence_marks.append(line)
 
 
 # ---- what a frame shows ---------------------------------------------------------------------
@@ -217,7 +134,7 @@ class Replay:
 
     def __init__(self, root: Path | str, mission_id: str, every: int = CHECKPOINT_LINES) -> None:
         self.workspace = Workspace(root)
-        self.mission = _Recorded(self.workspace.root, mission_id, every)
+        self.mission = Recorded(self.workspace.root, mission_id, every)
         self.workspace.missions[mission_id] = self.mission
 
     def refresh(self) -> bool:
@@ -245,16 +162,16 @@ class Replay:
             raise ValueError(f"no event {seq}: the events log has {last} lines")
         source = self.mission
         assert source.events is not None  # last_seq > 0
-        start = _checkpoint(source.event_checkpoints, source.event_lines, seq - 1)
-        first = start.line if start else 0
-        lines = source.events.read_window(first, seq - first)
         before = _fresh(source)
-        if start is not None:
-            before.restore(start.saved)
-            before.usage = source.usage_until(start.usage)
+        index = source.event_checkpoint(seq - 1)
+        first, start_at = 0, None
+        if index is not None:
+            first = source.event_checkpoints[index].line
+            start_at = source.restore_events(before, index)
+        lines = source.events.read_window(first, seq - first)
         earlier = [(n, r) for n, r in lines[:-1] if not isinstance(r, Problem)]
         _fold(before._on_event, earlier)
-        at_before = earlier[-1][1].at if earlier else (start.at if start else None)
+        at_before = earlier[-1][1].at if earlier else start_at
         _, record = lines[-1]
         at = at_before if isinstance(record, Problem) else record.at
         evidence_before = self._evidence_line(at_before)
@@ -271,20 +188,32 @@ class Replay:
         return Frame(moment, previous, changes(previous, moment), last)
 
     def _evidence_line(self, at: datetime | None) -> int:
-        """The last evidence line as of `at` (0: none)."""
-        if at is None:
+        """The last evidence line whose time, and every time before it, is at most `at`
+        (0: none). Reads at most `every` lines."""
+        reader = self.mission.evidence
+        if at is None or reader is None:
             return 0
-        index = bisect_right(self.mission.evidence_times, at.timestamp())
-        return self.mission.evidence_lines[index - 1] if index else 0
+        limit = at.timestamp()
+        found, latest, then = self.mission.evidence_span(limit)
+        stop = len(reader.line_starts) if then is None else then
+        for line, record in reader.read_window(found, stop - found):
+            if isinstance(record, Problem):
+                continue
+            latest = max(latest, record.at.timestamp())
+            if latest > limit:
+                break
+            found = line
+        return found
 
     def _evidence(self, state: MissionState, upto: int, then: int) -> list[tuple[int, Any]]:
         """Fold evidence lines 1..`upto` into `state` (restored at a checkpoint); return the
         records of the lines after it, up to `then`."""
         source = self.mission
-        start = _checkpoint(source.evidence_checkpoints, source.evidence_marks, upto)
-        first = start.line if start else 0
-        if start is not None:
-            state.restore(start.saved)
+        index = source.evidence_checkpoint(upto)
+        first = 0
+        if index is not None:
+            first = source.evidence_checkpoints[index].line
+            source.restore_evidence(state, index)
         if source.evidence is None or then <= first:
             return []
         window = source.evidence.read_window(first, then - first)
@@ -304,12 +233,6 @@ class Replay:
         _as_of(state, self.mission, at)
         state.until = (seq, evidence)
         return moment(state, seq, at, record, now, self.settings, evidence)
-
-
-def _checkpoint(checkpoints: list[Checkpoint], lines: array[int], line: int) -> Checkpoint | None:
-    """The last checkpoint at or before `line`."""
-    index = bisect_right(lines, line)
-    return checkpoints[index - 1] if index else None
 
 
 def _fold(on_record: Any, records: Iterable[tuple[int, Any]]) -> None:
