@@ -179,6 +179,8 @@ class Replay:
         later = self._evidence(before, evidence_before, evidence)
         after = _fresh(source)
         after.restore(before.saved(EVENT_AGGREGATES + EVIDENCE_AGGREGATES))
+        if evidence < evidence_before:  # the event's time steps back: less evidence by then
+            self._evidence(after, evidence, evidence)
         _fold(after._on_evidence, later)
         if not isinstance(record, Problem):
             after._on_event(record, seq)
@@ -206,17 +208,20 @@ class Replay:
         return found
 
     def _evidence(self, state: MissionState, upto: int, then: int) -> list[tuple[int, Any]]:
-        """Fold evidence lines 1..`upto` into `state` (restored at a checkpoint); return the
+        """Give `state` the fold of evidence lines 1..`upto` (whatever it held); return the
         records of the lines after it, up to `then`."""
         source = self.mission
         index = source.evidence_checkpoint(upto)
         first = 0
-        if index is not None:
+        if index is None:
+            state._reset_evidence()
+        else:
             first = source.evidence_checkpoints[index].line
             source.restore_evidence(state, index)
-        if source.evidence is None or then <= first:
+        stop = max(upto, then)
+        if source.evidence is None or stop <= first:
             return []
-        window = source.evidence.read_window(first, then - first)
+        window = source.evidence.read_window(first, stop - first)
         records = [(n, r) for n, r in window if not isinstance(r, Problem)]
         _fold(state._on_evidence, [(n, r) for n, r in records if n <= upto])
         return [(n, r) for n, r in records if n > upto]
