@@ -7,7 +7,7 @@ slower than `hud check` on that log; peak RSS at most 400 MB. Each figure is the
 of RUNS interleaved pairs (the machine's speed drifts: the ratio is what counts).
 
 The logs are written directly (seq, `prev` chain, compact JSON: what an agent writes),
-once, into a temp folder; the user's cache folder is a temp folder too (XDG_CACHE_HOME).
+once, into a temp folder; the user's cache folder is a temp folder too (HUD_CACHE_DIR).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from bench.measure import run_measured
 
@@ -37,67 +36,52 @@ EVIDENCE_EVERY = 100
 """An evidence line every this many events (the evidence log is folded as of a time)."""
 
 
-def _records(lines: int) -> Iterator[dict[str, Any]]:
-    """Events of a long run: steps moving through their states, attempts, usage."""
+def _stamp(n: int) -> str:
+    return (T0 + timedelta(seconds=n)).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def _events(lines: int) -> Iterator[str]:
+    """The fields of each event after `seq` and `prev`, as JSON text: steps moving
+    through their states, attempts, usage (written as text: json.dumps of a million
+    dicts takes most of a minute)."""
     for n in range(lines):
-        at = (T0 + timedelta(seconds=n)).isoformat(timespec="milliseconds")[:-6] + "Z"
+        head = f'"at":"{_stamp(n)}","actor":"bench-agent"'
         step = STEPS[(n // 50) % len(STEPS)]
-        base = {"at": at, "actor": "bench-agent"}
         kind = n % 10
         if kind == 9:
-            usage = {"usd": round(n / 100000, 4), "tokens": n * 3, "steps": n // 10}
-            yield {**base, "type": "usage", **usage}
+            yield f'{head},"type":"usage","usd":{n / 100000},"tokens":{n * 3},"steps":{n // 10}'
         elif kind in (3, 4):
-            phase = "started" if kind == 3 else "finished"
-            attempt = {
-                "step": step,
-                "attempt": n // 10 + 1,
-                "phase": phase,
-                "tool": "shell",
-                "idempotency_key": f"k-{n // 10}",
-                "effect_possible": False,
-            }
-            yield {**base, "type": "attempt", **attempt, **({"outcome": "ok"} if kind == 4 else {})}
+            phase, outcome = ("started", "") if kind == 3 else ("finished", ',"outcome":"ok"')
+            yield (
+                f'{head},"type":"attempt","step":"{step}","attempt":{n // 10 + 1},'
+                f'"phase":"{phase}","tool":"shell","idempotency_key":"k-{n // 10}",'
+                f'"effect_possible":false{outcome}'
+            )
         else:
             state = ("running", "verifying", "running")[n % 3]
-            reason = f"working through item {n} of the benchmark run, {state} as planned"
-            yield {
-                **base,
-                "type": "step",
-                "step": step,
-                "plan_version": 1,
-                "state": state,
-                "reason": reason,
-            }
+            yield (
+                f'{head},"type":"step","step":"{step}","plan_version":1,"state":"{state}",'
+                f'"reason":"working through item {n} of the benchmark run, {state} as planned"'
+            )
 
 
-def _evidence(lines: int) -> Iterator[dict[str, Any]]:
+def _evidence(lines: int) -> Iterator[str]:
     for n in range(EVIDENCE_EVERY - 1, lines, EVIDENCE_EVERY):
-        at = (T0 + timedelta(seconds=n)).isoformat(timespec="milliseconds")[:-6] + "Z"
         step = STEPS[(n // 50) % len(STEPS)]
         verdict = "pass" if n % 300 else "fail"
-        yield {
-            "at": at,
-            "id": f"ev-{n}",
-            "step": step,
-            "observed": "the tests pass",
-            "method": "ran the suite",
-            "proves": "the step works",
-            "verdict": verdict,
-        }
+        yield (
+            f'"at":"{_stamp(n)}","id":"ev-{n}","step":"{step}","observed":"the tests pass",'
+            f'"method":"ran the suite","proves":"the step works","verdict":"{verdict}"'
+        )
 
 
-def write_log(path: Path, records: Iterator[dict[str, Any]]) -> None:
-    """A hash-chained log, written in large blocks."""
+def write_log(path: Path, records: Iterator[str]) -> None:
+    """A hash-chained log (seq, prev, compact JSON), written in large blocks."""
     prev, block = "0" * 64, []
     with path.open("wb") as out:
         for seq, fields in enumerate(records, start=1):
-            head: dict[str, Any] = {"schema": 1} if seq == 1 else {}
-            line = json.dumps(
-                {**head, "seq": seq, "prev": prev, **fields},
-                separators=(",", ":"),
-                ensure_ascii=False,
-            ).encode()
+            schema = '"schema":1,' if seq == 1 else ""
+            line = f'{{{schema}"seq":{seq},"prev":"{prev}",{fields}}}'.encode()
             prev = hashlib.sha256(line).hexdigest()
             block.append(line)
             if len(block) >= 10_000:
@@ -126,7 +110,7 @@ def state_dir(root: Path, lines: int) -> Path:
         "steps": steps,
     }
     (folder / "plan" / "v1.json").write_text(json.dumps(plan, indent=2))
-    write_log(folder / "events.jsonl", _records(lines))
+    write_log(folder / "events.jsonl", _events(lines))
     write_log(folder / "evidence.jsonl", _evidence(lines))
     return root
 
@@ -149,7 +133,7 @@ def main() -> None:
         big, small = state_dir(temp / "big", BIG), state_dir(temp / "small", SMALL)
         size = (big / "missions" / MISSION / "events.jsonl").stat().st_size
         print(f"events log: {BIG:,} lines, {size / 1e6:.0f} MB", flush=True)
-        env = {**os.environ, "XDG_CACHE_HOME": str(temp / "cache")}
+        env = {**os.environ, "HUD_CACHE_DIR": str(temp / "cache")}
         hud = _hud()
 
         def replay(root: Path, seq: int) -> list[str]:

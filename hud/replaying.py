@@ -2,7 +2,10 @@
 
 `ReplayFeed.read` runs in a thread (it reads what changed in the mission's folder, then
 folds at most a checkpoint's worth of lines); the frame is handed to the event loop,
-which shows only the newest request's answer.
+which shows only the newest request's answer. A log replayed before starts from the
+user's cache at the end of what was verified then (`Replay`); once the first frame is
+shown, the worker hashes that prefix again (`ReplayFeed.verify`) and, if it changed,
+reads the log from the start and shows the frame again.
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ class ReplayFeed:
             target = last if seq is None else max(1, min(seq, last))
             return self._replay.frame(target), last
 
+    def verify(self) -> bool:
+        """Hash again what the replay took on trust from the cache (`Replay.verify`);
+        False when it changed (the logs were read again from the start). Reads files:
+        call it off the event loop."""
+        with self._lock:
+            return self._replay is None or self._replay.verify()
+
     def ask(
         self, node: DOMNode, seq: int | None, show: Callable[[Frame | None, int], None]
     ) -> None:
@@ -58,5 +68,7 @@ class ReplayFeed:
         def work() -> None:
             found = self.read(seq)
             node.app.call_from_thread(done, found)
+            if not self.verify():  # the cached prefix changed: read from the start
+                node.app.call_from_thread(done, self.read(seq))
 
         node.run_worker(work, thread=True, group=REPLAY_READ)

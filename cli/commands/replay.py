@@ -51,8 +51,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(root: Path, mission_id: str) -> Replay | None:
+    """The mission's replay, its logs verified: what the cache kept of a log written
+    since is hashed again (and read again from the start if it changed)."""
     replay = Replay(root, mission_id)
-    return replay if replay.refresh() else None
+    if not replay.refresh():
+        return None
+    replay.verify(changed_only=True)
+    return replay
 
 
 def render_timeline(mission: str, last_seq: int, marks: list[Mark]) -> str:

@@ -30,14 +30,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from store.analysis import replay_cache
 from store.analysis.replay_fold import CHECKPOINT_LINES, Recorded
+from store.cache import open_cache
+from store.cache.state import StateError
 from store.derivation.derive import Limit, budget_use, mission_status, request_status
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
+from store.format.confined import open_on_disk
 from store.format.layout import mission_dir
-from store.format.load import Loaded
+from store.format.load import Loaded, verify_prefix
 from store.format.problems import Problem
 from store.format.records import Settings
 from store.index.workspace import Workspace
@@ -130,19 +137,81 @@ class Frame:
 
 
 class Replay:
-    """One mission, replayable at any line of its events log."""
+    """One mission, replayable at any line of its events log.
 
-    def __init__(self, root: Path | str, mission_id: str, every: int = CHECKPOINT_LINES) -> None:
+    With `cached` (the default), logs replayed before start at the end of what was
+    verified then, from the user's cache folder (`store.analysis.replay_cache`), and
+    what is read and verified whole is kept there for the next replay."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        mission_id: str,
+        every: int = CHECKPOINT_LINES,
+        cached: bool = True,
+    ) -> None:
         self.workspace = Workspace(root)
-        self.mission = Recorded(self.workspace.root, mission_id, every)
-        self.workspace.missions[mission_id] = self.mission
+        self.every = every
+        self.cache = open_cache(self.workspace.root) if cached else None
+        self._resumed = False
+        self.mission = self._fold(mission_id)
+
+    def _fold(self, mission_id: str) -> Recorded:
+        mission = Recorded(self.workspace.root, mission_id, self.every)
+        self.workspace.missions[mission_id] = mission
+        return mission
 
     def refresh(self) -> bool:
-        """Read what changed in the mission's folder (of the logs, only what was appended);
-        False when the mission's folder is not there."""
+        """Read what changed in the mission's folder (of the logs, only what was appended;
+        the first time, only what came after their cached prefix); False when the
+        mission's folder is not there."""
         self.workspace.load_settings()
+        if self.cache is not None and not self._resumed:
+            self._resumed = True
+            replay_cache.resume(self.mission, self.cache)
         self.workspace.apply([mission_dir(self.mission.id)])
+        if self.cache is not None:
+            replay_cache.keep(self.mission, self.cache)
         return self.mission.exists()
+
+    @property
+    def trusting(self) -> bool:
+        """Whether a log's prefix was taken from the cache and not hashed again since:
+        cached, not verified (`verify`)."""
+        return any(
+            reader is not None and reader.trusted is not None
+            for reader in (self.mission.events, self.mission.evidence)
+        )
+
+    def verify(self, changed_only: bool = False) -> bool:
+        """Hash again the bytes of each log taken on trust from the cache (IO, the whole
+        log: sha256 only, nothing parsed again); with `changed_only`, only of a log
+        written since it was verified (its `replay_cache.signature` differs: the kernel
+        vouches for the others). True when they are what was verified (or nothing was
+        taken on trust); else the replay starts again from the first line of each log,
+        the cache aside, and reads them (IO), and False."""
+        for reader in (self.mission.events, self.mission.evidence):
+            if reader is None or reader.trusted is None:
+                continue
+            opened = open_on_disk(self.workspace.root, reader.relpath)
+            whole = sha256()
+            if isinstance(opened, Problem):
+                intact = False
+            else:
+                with opened:
+                    kept = self.mission.verified.get(reader.relpath)
+                    if changed_only and kept == replay_cache.signature(opened.info):
+                        continue
+                    intact = all(
+                        verify_prefix(opened, end, digest, start, whole)
+                        for start, end, digest in reader.spans()
+                    )
+            if not intact:
+                self.mission = self._fold(self.mission.id)
+                self.refresh()
+                return False
+            reader.confirm(reader.offset, whole)
+        return True
 
     @property
     def settings(self) -> Settings:
@@ -156,7 +225,18 @@ class Replay:
 
     def frame(self, seq: int) -> Frame:
         """The mission as of event `seq` (1..last_seq), as of the one before, and what
-        changed. Reads at most `every` lines of each log."""
+        changed. Reads at most `every` lines of each log (a checkpoint from the cache
+        that does not decode: the logs again from the start, the cache aside)."""
+        try:
+            return self._frame(seq)
+        except (StateError, msgspec.MsgspecError):
+            if not self.mission.verified:  # not resumed from the cache
+                raise
+        self.mission = self._fold(self.mission.id)
+        self.refresh()
+        return self._frame(seq)
+
+    def _frame(self, seq: int) -> Frame:
         last = self.last_seq
         if not 1 <= seq <= last:
             raise ValueError(f"no event {seq}: the events log has {last} lines")

@@ -1,17 +1,18 @@
 """The replay's fold: the live state's own fold, with a checkpoint every `every` lines.
 
-`Recorded` is a `MissionState` that, as it folds a log, keeps a copy of its aggregates
-every `every` lines (`Checkpoint`). `restore_events(state, index)` and
+`Recorded` is a `MissionState` that, as it folds a log, keeps a `Checkpoint` of its
+aggregates every `every` lines. `restore_events(state, index)` and
 `restore_evidence(state, index)` put a checkpoint back into a fresh state; the replay
 then folds the few lines after it.
 
-What a copy holds is bounded whatever the log's length: the two append-only series of
-the events fold (the ledger's `journal` of marks, the `usage` points), whose deques
-hold thousands of items, are kept in each checkpoint only as what was added since the
-previous one (each item carries its line: those past the previous checkpoint's line
-are new); a restore gathers the latest ones walking back. A copy of them in every
-checkpoint would hold each mark in up to four thousand copies (memory, and bytes in
-the cache).
+A checkpoint holds its aggregates as bytes (`store.cache.state`, the versioned codec
+of the fold): what a million-line log keeps is a few kilobytes per checkpoint that the
+garbage collector never walks, and it is what the cache keeps (`replay_cache`). The
+two append-only series of the events fold (the ledger's `journal` of marks and the
+`usage` points, deques of thousands of items) are kept apart, as what was added since
+the previous checkpoint (each item carries its line: those past the previous
+checkpoint's line are new); a restore gathers the latest ones walking back. Copied
+whole into every checkpoint, each mark would be kept up to four thousand times.
 
 Each evidence checkpoint also keeps the latest time of the evidence folded by then (times
 in a log may step back): the replay finds "the evidence as of T" by bisecting those and
@@ -23,32 +24,45 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from store.derivation.mission import (
-    EVENT_AGGREGATES,
-    EVIDENCE_AGGREGATES,
-    MissionState,
-)
+import msgspec
+
+from store.cache.state import decode_state, encode_state
+from store.derivation.ledger import Mark
+from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
+from store.derivation.view import UsagePoint
+from store.format.layout import Kind
+from store.format.load import LogReader
 
 CHECKPOINT_LINES = 1024
-"""A copy of the aggregates every this many lines: a jump folds at most this many."""
+"""A checkpoint every this many lines: a jump folds at most this many."""
 NO_TIME = float("-inf")
 """The latest evidence time before any evidence."""
+Series = tuple[list[Mark], list[UsagePoint]]
+"""What a checkpoint's series added: marks of the journal, usage points."""
+KEPT_WHOLE = tuple(name for name in EVENT_AGGREGATES if name != "usage")
+"""The events fold's aggregates a checkpoint keeps whole (the usage series apart)."""
+_SERIES_ENCODER = msgspec.msgpack.Encoder()
+_SERIES_DECODER = msgspec.msgpack.Decoder(Series)
 
 
 class Checkpoint(NamedTuple):
-    """The fold's aggregates once line `line` was folded (`saved`, see the module's
-    docstring for its series), and the time of that line: of the event, or the latest
-    time of the evidence so far (a POSIX timestamp)."""
+    """The fold once line `line` was folded: its aggregates (`state`) and, for the events
+    fold, what its series added since the previous checkpoint (`series`: `Series` as
+    msgpack, times as RFC 3339 text); the time of the line, and the latest time of the
+    evidence so far (a POSIX timestamp; evidence only)."""
 
     line: int
     at: datetime | None
-    saved: dict[str, Any]
+    state: bytes
+    series: bytes = b""
     latest: float = NO_TIME
+    head: str = ""
+    """The sha256 of the line (the chain head there)."""
 
 
 class Recorded(MissionState):
@@ -56,7 +70,18 @@ class Recorded(MissionState):
 
     def __init__(self, root: Path, mission_id: str, every: int = CHECKPOINT_LINES) -> None:
         self.every = every
+        self.readers: dict[Kind, LogReader] = {}
+        """The last reader made of each log (its chain head is each checkpoint's)."""
+        self.kept: dict[str, tuple[int, int]] = {}
+        """Each log's (inode, offset) as the cache has it (`replay_cache`)."""
+        self.verified: dict[str, tuple[int, int, int, int, int]] = {}
+        """The signature of each log resumed from the cache as it was verified then
+        (`replay_cache.signature`)."""
         super().__init__(root, mission_id)
+
+    def reader(self, kind: Kind, rel: str) -> LogReader:
+        found = self.readers[kind] = super().reader(kind, rel)
+        return found
 
     def _reset_events(self) -> None:
         super()._reset_events()
@@ -70,43 +95,50 @@ class Recorded(MissionState):
         self.evidence_marks = array("Q")
         self.evidence_latest = array("d")
         self._next_evidence = self.every
-        self._latest = NO_TIME
+        self.latest = NO_TIME
+        """The latest time of the evidence folded (a POSIX timestamp)."""
 
     def _on_event(self, event: Any, line: int) -> None:
-        super()._on_event(event, line)
+        MissionState._on_event(self, event, line)
         if line >= self._next_event:
-            self.take_event_checkpoint(Checkpoint(line, event.at, self._event_copy()))
+            self._event_checkpoint(event.at, line)
 
     def _on_evidence(self, item: Any, line: int) -> None:
-        super()._on_evidence(item, line)
+        MissionState._on_evidence(self, item, line)
         stamp = item.at.timestamp()
-        if stamp > self._latest:
-            self._latest = stamp
+        if stamp > self.latest:
+            self.latest = stamp
         if line >= self._next_evidence:
-            saved = self.saved(EVIDENCE_AGGREGATES)
-            self.take_evidence_checkpoint(Checkpoint(line, item.at, saved, self._latest))
+            state = encode_state(self.saved(EVIDENCE_AGGREGATES))
+            head = self.readers[Kind.EVIDENCE].last_hash
+            self.add_evidence_checkpoint(Checkpoint(line, item.at, state, b"", self.latest, head))
 
-    def take_event_checkpoint(self, checkpoint: Checkpoint) -> None:
+    def _event_checkpoint(self, at: datetime, line: int) -> None:
+        """Keep the events fold as of `line`, its series as what was added since the last
+        checkpoint."""
+        since = self.event_lines[-1] if self.event_lines else 0
+        ledger = self.ledger
+        series = _encode_series(_added(ledger.journal, since), _added(self.usage, since))
+        journal, ledger.journal = ledger.journal, deque(maxlen=ledger.journal.maxlen)
+        try:  # the series are not copied: they are kept apart
+            saved = self.saved(KEPT_WHOLE)
+        finally:
+            ledger.journal = journal
+        saved["usage"] = deque(maxlen=self.usage.maxlen)
+        head = self.readers[Kind.EVENTS].last_hash
+        checkpoint = Checkpoint(line, at, encode_state(saved), series, head=head)
+        self.add_event_checkpoint(checkpoint)
+
+    def add_event_checkpoint(self, checkpoint: Checkpoint) -> None:
         self.event_checkpoints.append(checkpoint)
         self.event_lines.append(checkpoint.line)
         self._next_event = checkpoint.line + self.every
 
-    def take_evidence_checkpoint(self, checkpoint: Checkpoint) -> None:
+    def add_evidence_checkpoint(self, checkpoint: Checkpoint) -> None:
         self.evidence_checkpoints.append(checkpoint)
         self.evidence_marks.append(checkpoint.line)
         self.evidence_latest.append(checkpoint.latest)
         self._next_evidence = checkpoint.line + self.every
-        self._latest = max(self._latest, checkpoint.latest)
-
-    def _event_copy(self) -> dict[str, Any]:
-        """The events fold's aggregates, its series as what was added since the last
-        checkpoint."""
-        saved = self.saved(EVENT_AGGREGATES)
-        since = self.event_lines[-1] if self.event_lines else 0
-        ledger = saved["ledger"]
-        ledger.journal = _added(ledger.journal, since)
-        saved["usage"] = _added(saved["usage"], since)
-        return saved
 
     def event_checkpoint(self, line: int) -> int | None:
         """The index of the last events checkpoint at or before `line`."""
@@ -119,17 +151,17 @@ class Recorded(MissionState):
         return index - 1 if index else None
 
     def restore_events(self, state: MissionState, index: int) -> datetime | None:
-        """Give `state` the events fold of checkpoint `index`; returns its time."""
+        """Give `state` the events fold of checkpoint `index`; returns its time. Raises
+        `StateError` on bytes the codec did not write."""
         checkpoints = self.event_checkpoints
-        state.restore(checkpoints[index].saved)
-        journal = state.ledger.journal
-        state.ledger.journal = _gathered(checkpoints, index, lambda s: s["ledger"].journal, journal)
-        state.usage = _gathered(checkpoints, index, lambda s: s["usage"], state.usage)
+        state.restore(decode_state(checkpoints[index].state))
+        state.ledger.journal = _gathered(checkpoints, index, 0, state.ledger.journal)
+        state.usage = _gathered(checkpoints, index, 1, state.usage)
         return checkpoints[index].at
 
     def restore_evidence(self, state: MissionState, index: int) -> None:
         """Give `state` the evidence fold of checkpoint `index`."""
-        state.restore(self.evidence_checkpoints[index].saved)
+        state.restore(decode_state(self.evidence_checkpoints[index].state))
 
     def evidence_span(self, latest: float) -> tuple[int, float, int | None]:
         """Where the last evidence line whose time, and every time before it, is at most
@@ -142,32 +174,16 @@ class Recorded(MissionState):
         return start, then, marks[index] if index < len(marks) else None
 
 
-def _added(series: deque[Any], since: int) -> deque[Any]:
-    """The items of an append-only series (each with its `line`) past line `since`."""
-    count = 0
-    for item in reversed(series):
-        if item.line <= since:
-            break
-        count += 1
-    added: deque[Any] = deque(maxlen=series.maxlen)
-    if count:
-        added.extend(series[i] for i in range(len(series) - count, len(series)))
-    return added
-
-
 def _gathered(
-    checkpoints: Sequence[Checkpoint],
-    index: int,
-    series: Callable[[dict[str, Any]], deque[Any]],
-    like: deque[Any],
+    checkpoints: list[Checkpoint], index: int, which: int, like: deque[Any]
 ) -> deque[Any]:
-    """The series as it was at checkpoint `index`: the latest of what each checkpoint
-    back to the first added, up to the deque's length."""
+    """Series `which` (0: marks, 1: usage) as it was at checkpoint `index`: the latest of what each
+    checkpoint back to the first added, up to the length of the deque `like`."""
     limit = like.maxlen or 0
-    parts: list[deque[Any]] = []
+    parts: list[list[Any]] = []
     count = 0
     while index >= 0 and count < limit:
-        part = series(checkpoints[index].saved)
+        part = _series(checkpoints[index].series)[which]
         parts.append(part)
         count += len(part)
         index -= 1
@@ -175,3 +191,29 @@ def _gathered(
     for part in reversed(parts):
         gathered.extend(part)
     return gathered
+
+
+def _encode_series(marks: list[Mark], usage: list[UsagePoint]) -> bytes:
+    """`Series` as msgpack, each time as its RFC 3339 text (its offset kept)."""
+    return _SERIES_ENCODER.encode(
+        (
+            [(mark[0], mark[1].isoformat(), *mark[2:]) for mark in marks],  # line, at, ...
+            [(point[0].isoformat(), *point[1:]) for point in usage],  # at, ...
+        )
+    )
+
+
+@lru_cache(maxsize=256)
+def _series(data: bytes) -> Series:
+    """A checkpoint's series, decoded (the same ones again as a replay steps along)."""
+    return _SERIES_DECODER.decode(data)
+
+
+def _added(series: deque[Any], since: int) -> list[Any]:
+    """The items of an append-only series (each with its `line`) past line `since`."""
+    count = 0
+    for item in reversed(series):
+        if item.line <= since:
+            break
+        count += 1
+    return [series[i] for i in range(len(series) - count, len(series))]
