@@ -234,7 +234,7 @@ class HudApp(SafeTitles, App[None]):
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, group_by_mission, utc_now
 
-        workspace = Workspace(self.root, self.clock or utc_now)
+        workspace = Workspace.cached(self.root, self.clock or utc_now)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
         decider = None
@@ -246,17 +246,17 @@ class HudApp(SafeTitles, App[None]):
         external = [path for path in other if workspace.is_external(path)]
         rest = [path for path in other if not workspace.is_external(path)]
         if external:  # other sources' files: parsed here too, off the loop
-            part = Workspace(workspace.root, workspace.clock)
+            part = workspace.part()
             if self.prefetch is not None:
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
-        part = Workspace(workspace.root, workspace.clock)  # loose files, signers/ (read here)
+        part = workspace.part()  # loose files, signers/ (read here)
         part.apply(rest)
         self.call_from_thread(self._absorb, part)
         ids = sorted(missions)
         for start, end in pairwise([0, *range(FIRST_CHUNK, len(ids), SCAN_CHUNK), len(ids)]):
-            part = Workspace(workspace.root, workspace.clock)
+            part = workspace.part()
             part.apply(path for mission in ids[start:end] for path in missions[mission])
             self.call_from_thread(self._absorb, part)
         self.call_from_thread(self._scan_done)
@@ -283,6 +283,7 @@ class HudApp(SafeTitles, App[None]):
     def _scan_done(self) -> None:
         self.scanned.set()
         self._publish(None)
+        self.feed.keep(self.workspace, prune=True)
         # What the scan built lives as long as the HUD: keep it out of the cyclic
         # collector's full passes, which otherwise stall the screen for 100+ ms.
         # (`hud` starts with the collector off: imports and the scan run without it.)
@@ -324,6 +325,11 @@ class HudApp(SafeTitles, App[None]):
     def watch_health(self) -> str | None:
         """None while the HUD watches the directory live; else why not, in words."""
         return self.feed.health if self.live else "not watching"
+
+    @property
+    def unverified_logs(self) -> int:
+        """Logs whose prefix came from the cache and the scrub has not hashed yet."""
+        return self.workspace.trusting() if self.adopted else 0
 
     @work(exclusive=True, group="watch")
     async def watch_state(self) -> None:

@@ -8,7 +8,9 @@ Three workers of the app, one job each:
   then folds them on the event loop (`Workspace.apply_read`), a bounded step at a time,
   so keys are handled between steps whatever an agent wrote;
 - `scrub`: every SCRUB_SECONDS, a thread hashes again the logs that changed since they
-  were last verified (`store.index.scrub`); a log rewritten in place is queued to be read again.
+  were last verified, and the prefixes the scan took from the cache (`store.index.scrub`:
+  until then they are "cached, not verified"); a log rewritten in place is queued to be
+  read again; the logs verified whole go into the cache (`keep`).
 The app owns the workspace: threads read files and return data, only the event loop
 changes the index.
 """
@@ -54,6 +56,8 @@ class Live:
     _rewatch: asyncio.Event = field(default_factory=asyncio.Event)
     _waiting: list[asyncio.Future[None]] = field(default_factory=list)
     """`reread`s whose paths are in `pending`: done when the step that takes them is folded."""
+    _keeping: set[asyncio.Task[int]] = field(default_factory=set)
+    """Cache writes under way (`keep`)."""
 
     def queue(self, paths: Iterable[str]) -> None:
         """Paths to bring up to date (from the watcher, the scrub or the HUD's writes)."""
@@ -160,6 +164,17 @@ class Live:
             found = await asyncio.to_thread(scrub, self.root, targets(index.readers()))
             if index is workspace():
                 self.queue(index.take_scrub(found))
+                if found.confirmed:  # prefixes held on trust, now verified
+                    index.remember(found.confirmed)
+                    self.keep(index)
+                    self.health_changed()
+
+    def keep(self, workspace: Workspace, prune: bool = False) -> None:
+        """Write the logs verified whole into the cache, in a thread (`prune` after the
+        scan: forget logs no longer there)."""
+        task = asyncio.create_task(asyncio.to_thread(workspace.flush_cache, prune))
+        self._keeping.add(task)
+        task.add_done_callback(self._keeping.discard)
 
 
 def _identity(root: Path) -> tuple[int, int] | None:

@@ -52,11 +52,13 @@ def _deterministic(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Same colours and time zone everywhere: no NO_COLOR, no TEXTUAL_THEME, TZ pinned;
-    the user's config folder (the HUD's remembered view) a fresh one, never the real."""
+    the user's config folder (the HUD's remembered view) a fresh one, never the real; no
+    verified-prefix cache (store.cache) unless a test gives it a folder of its own."""
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("HUD_CACHE_DIR", "off")
 
 
 @pytest.fixture

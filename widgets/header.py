@@ -42,6 +42,7 @@ class HudHeader(Static):
         watch: str | None,
         read_only: bool,
         scanning: bool = False,
+        unverified: int = 0,
         variables: Mapping[str, str] | None = None,
     ) -> None:
         """Update the bar; does nothing when the text would not change.
@@ -58,6 +59,7 @@ class HudHeader(Static):
             "watch": watch,
             "read_only": read_only,
             "scanning": scanning,
+            "unverified": unverified,
             "variables": variables,
         }
         text = Text()
@@ -68,6 +70,8 @@ class HudHeader(Static):
             text.append("◌ scanning", style="bold")
         else:
             text.append_text(watch_text(watch))
+            if unverified:
+                text.append(f"  ◌ {plural(unverified, 'log')} cached, not verified", style="dim")
         for status, count in counts.items():
             if count:
                 text.append("  ")

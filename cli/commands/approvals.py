@@ -102,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         say(f"hud approvals: {root}: no such directory", err=True)
         return 2
-    workspace = Workspace(root)
+    workspace = Workspace.cached(root)  # logs read from where they were verified before
     workspace.scan()
+    workspace.flush_cache(prune=True)
     now = workspace.clock()
     queue = approval_queue(workspace, now, everything=args.all)
     items = [item for item in queue if item.mission in workspace.missions]  # decidable here

@@ -25,6 +25,12 @@ def build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", type=Path, help="the state directory")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    parser.add_argument(
+        "--cached",
+        action="store_true",
+        help="read each log from the end of its prefix verified before (the user's cache); "
+        "without it, every byte is verified",
+    )
 
 
 class _LazyProgress:
@@ -65,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     progress = _LazyProgress()
     try:
-        report = check(root, progress=progress, jobs=args.jobs)
+        report = check(root, progress=progress, jobs=args.jobs, cached=args.cached)
     finally:
         progress.stop()
     say(json_text(report.to_json()) if args.json else render(report))
@@ -96,6 +102,11 @@ def render(report: Report) -> str:
             )
         for problem in mission.problems:
             lines.extend(_problem_lines(problem))
+    if report.cached:
+        lines.append(
+            f"{plural(report.cached, 'log')} read from the end of a prefix verified before "
+            "(--cached): run without it to verify every byte"
+        )
     verdict = "invalid" if report.errors else "valid"
     lines.append(
         f"{plural(len(report.missions), 'mission')}, {plural(report.errors, 'error')}, "

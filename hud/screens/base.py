@@ -101,6 +101,7 @@ class HudScreen(SafeTitles, Screen[None]):
             problems=sum(s.problems for s in summaries) + loose,
             pending=sum(s.pending for s in summaries),
             watch=self.hud.watch_health,
+            unverified=self.hud.unverified_logs,
             read_only=self.hud.read_only,
             scanning=not self.hud.scanned.is_set(),
             variables=self.app.theme_variables,

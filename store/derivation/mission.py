@@ -275,14 +275,18 @@ class MissionState:
                 self._reset_evidence()
             return None
         if reader is None:
-            if kind is Kind.EVENTS:
-                reader = LogReader(self.root, rel, kind, self._on_event, self._reset_events)
-            else:
-                reader = LogReader(self.root, rel, kind, self._on_evidence, self._reset_evidence)
+            reader = self.reader(kind, rel)
         notice = reader.poll().notice
         if notice is not None:
             self.notices.append(notice)
         return reader
+
+    def reader(self, kind: Kind, rel: str) -> LogReader:
+        """A new reader of this mission's log `rel` (events or evidence) that folds into
+        it (it does not become the mission's until set as `events` or `evidence`)."""
+        if kind is Kind.EVENTS:
+            return LogReader(self.root, rel, kind, self._on_event, self._reset_events)
+        return LogReader(self.root, rel, kind, self._on_evidence, self._reset_evidence)
 
     def _lease(self, request_id: str, present: bool) -> None:
         """Test whether the request's waiter still holds its lease (never blocks); a lease

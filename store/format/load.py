@@ -310,13 +310,17 @@ def parse_document(relpath: str, data: bytes, model: type[T]) -> Loaded[T]:
     return Loaded(relpath, record, raw=parsed, text=text, sha256=digest, problems=problems)
 
 
-def verify_prefix(opened: Readable, length: int, digest: str) -> bool:
-    """True when the file's first `length` bytes still hash to `digest` (IO: off the
-    event loop)."""
+def verify_prefix(
+    opened: Readable, length: int, digest: str, start: int = 0, whole: Any = None
+) -> bool:
+    """True when the file's bytes [start, length) still hash to `digest` (IO: off the
+    event loop); `whole`, a sha256 object, is fed them too."""
     hashed = sha256()
-    offset = 0
+    offset = start
     while offset < length and (chunk := opened.pread(min(READ_CHUNK, length - offset), offset)):
         hashed.update(chunk)
+        if whole is not None:
+            whole.update(chunk)
         offset += len(chunk)
     return offset == length and hashed.hexdigest() == digest
 
@@ -410,6 +414,49 @@ class LogReader:
         """(inode, size, mtime_ns) when the bytes read were last found unchanged on disk."""
         self.rewrite_seen = False
         """Bytes before `offset` changed (seen by `verify_prefix`): start again."""
+        self.trusted: tuple[int, str] | None = None
+        """(length, sha256) of a prefix taken on trust (`resume`), not read here: `digest`
+        covers only the bytes after it, until the scrub hashes the prefix again."""
+
+    def resume(
+        self,
+        inode: int,
+        mtime_ns: int,
+        offset: int,
+        lines: int,
+        last_seq: int,
+        head: str,
+        digest: str,
+        line_starts: array[int],
+    ) -> None:
+        """Start at the end of a prefix verified before (`store.cache`): `lines` clean
+        lines in `offset` bytes hashing to `digest`, the last one to `head`. The next
+        poll reads from there; the prefix is `trusted` until `confirm`."""
+        self._reset_state()
+        self.inode, self.mtime_ns, self.offset = inode, mtime_ns, offset
+        self.line_no, self.last_seq, self.last_hash = lines, last_seq, head
+        self.line_starts = line_starts
+        self.trusted = (offset, digest)
+
+    def spans(self) -> list[tuple[int, int, str]]:
+        """(start, end, sha256) of the bytes read: one span, or two after `resume` (the
+        trusted prefix, then what was read since)."""
+        whole = (0, self.offset, self.digest.copy().hexdigest())
+        if self.trusted is None:
+            return [whole]
+        length, digest = self.trusted
+        return [(0, length, digest), (length, self.offset, whole[2])]
+
+    def intact(self, opened: Readable) -> bool:
+        """True when the bytes read are still on disk, byte for byte (IO)."""
+        return all(verify_prefix(opened, end, digest, start) for start, end, digest in self.spans())
+
+    def confirm(self, offset: int, digest: Any) -> None:
+        """The scrub hashed the whole prefix again, [0, `offset`) to the sha256 object
+        `digest`: nothing is taken on trust any more (if nothing was read since)."""
+        if self.trusted is not None and offset == self.offset:
+            self.trusted = None
+            self.digest = digest
 
     def _restart(self) -> None:
         self.generation += 1

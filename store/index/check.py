@@ -13,6 +13,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from store.cache import open_cache
+from store.cache.entry import LogEntry
+from store.cache.prefix import PrefixIndex
 from store.format.layout import TRUST_FILE_RE
 from store.format.problems import Problem
 from store.format.row import MissionStatus
@@ -43,6 +46,8 @@ class Report:
     root: str
     workspace_problems: list[Problem] = field(default_factory=list)
     missions: dict[str, MissionReport] = field(default_factory=dict)
+    cached: int = 0
+    """Logs whose prefix was taken from the cache, not read again (`--cached` only)."""
 
     def all_problems(self) -> list[Problem]:
         found = list(self.workspace_problems)
@@ -64,6 +69,7 @@ class Report:
             "valid": self.errors == 0,
             "errors": self.errors,
             "warnings": self.warnings,
+            **({"cached_logs": self.cached} if self.cached else {}),
             "problems": [p.to_json() for p in self.workspace_problems],
             "missions": {
                 mission_id: {
@@ -86,15 +92,42 @@ Checked = tuple[dict[str, MissionReport], list[Problem]]
 """A report per row, and the problems of no row."""
 
 
-def _check_paths(root: str, paths: list[str]) -> Checked:
+_INDEXES: dict[str, PrefixIndex | None] = {}
+"""The verified-prefix cache of each root this process checks `--cached` (read once)."""
+
+
+def _index(root: str) -> PrefixIndex | None:
+    if root not in _INDEXES:
+        cache = open_cache(Path(root))
+        _INDEXES[root] = PrefixIndex(cache, Path(root)) if cache is not None else None
+    return _INDEXES[root]
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """What a task reports: a report per row, the problems of no row, and (`--cached`)
+    the logs verified whole for the cache and how many prefixes were taken from it."""
+
+    reports: dict[str, MissionReport]
+    loose: list[Problem]
+    entries: list[LogEntry] = field(default_factory=list)
+    trusted: int = 0
+
+
+def _check_paths(root: str, paths: list[str], cached: bool = False) -> TaskResult:
     """Index these paths and report each row in them (runs in a worker process). The
     `signers/` files among them are read for the missions' signatures: their problems
-    are the parent's to report (it reads them too), not each task's."""
-    workspace = Workspace(root)
+    are the parent's to report (it reads them too), not each task's. `cached`: logs
+    resume from the verified-prefix cache (`store.cache`) where its rules allow."""
+    index = _index(root) if cached else None
+    workspace = Workspace(root, cache=index)
     workspace.load_settings()
     workspace.apply(paths)
     reports, loose = _reports(workspace)
-    return reports, [p for p in loose if not TRUST_FILE_RE.match(p.path)]
+    loose = [p for p in loose if not TRUST_FILE_RE.match(p.path)]
+    if index is None:
+        return TaskResult(reports, loose)
+    return TaskResult(reports, loose, index.settle(), workspace.trusting())
 
 
 def _reports(workspace: Workspace) -> Checked:
@@ -138,21 +171,30 @@ Task = tuple[list[str], int]
 """The paths of some missions, and their weight (bytes) for the progress bar."""
 
 
-def _results(root: str, tasks: list[Task], jobs: int) -> Iterator[tuple[Checked, int]]:
+def _results(
+    root: str, tasks: list[Task], jobs: int, cached: bool
+) -> Iterator[tuple[TaskResult, int]]:
     """Each task's result and weight: in this process when jobs is 1, else as workers
     finish them (a worker that is done takes the next task, heaviest first)."""
     if jobs == 1:
         for paths, weight in tasks:
-            yield _check_paths(root, paths), weight
+            yield _check_paths(root, paths, cached), weight
         return
     with ProcessPoolExecutor(jobs) as pool:
-        futures = {pool.submit(_check_paths, root, paths): weight for paths, weight in tasks}
+        futures = {
+            pool.submit(_check_paths, root, paths, cached): weight for paths, weight in tasks
+        }
         for future in as_completed(futures):
             yield future.result(), futures[future]
 
 
-def check(root: Path, progress: Progress | None = None, jobs: int | None = None) -> Report:
-    """Check every invariant of the state directory at `root`."""
+def check(
+    root: Path, progress: Progress | None = None, jobs: int | None = None, cached: bool = False
+) -> Report:
+    """Check every invariant of the state directory at `root`: every byte of every log,
+    unless `cached` (`hud check --cached`): then a log whose verified prefix the cache
+    holds is read from its end (`store.cache`; `Report.cached` counts them), and the
+    logs verified whole go into the cache."""
     workspace = Workspace(root)
     missions, other = group_by_mission(workspace.walk())
     workspace.apply(other)
@@ -170,13 +212,20 @@ def check(root: Path, progress: Progress | None = None, jobs: int | None = None)
     ]
     done = 0
     seen = set(report.workspace_problems)
-    for (reports, loose), weight in _results(report.root, tasks, jobs):
-        report.missions.update(reports)
-        for problem in loose:
+    index = _index(report.root) if cached else None
+    for task, weight in _results(report.root, tasks, jobs, cached):
+        report.missions.update(task.reports)
+        report.cached += task.trusted
+        if index is not None:
+            for entry in task.entries:
+                index.put(entry)
+        for problem in task.loose:
             if problem not in seen:
                 seen.add(problem)
                 report.workspace_problems.append(problem)
         done += weight
         if progress:
             progress(done, total)
+    if index is not None:
+        index.flush(prune=True)
     return report

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from store.cache import open_cache
+from store.cache.prefix import PrefixIndex
 from store.derivation.artifacts import ArtifactCheck
 from store.derivation.derive import (
     Budget,
@@ -27,7 +29,7 @@ from store.derivation.derive import (
 from store.derivation.mission import MissionState
 from store.format.confined import Captured, Readable, capture, list_folder, lstat, serving
 from store.format.layout import KNOWN_DIRS, Kind, classify, is_transient, lease_path
-from store.format.load import MAX_DOCUMENT_BYTES, LogReader, load_document, verify_prefix
+from store.format.load import MAX_DOCUMENT_BYTES, LogReader, load_document
 from store.format.problems import WORKSPACE_ROW, Problem
 from store.format.records import Settings
 from store.format.row import MissionStatus, MissionSummary
@@ -66,7 +68,7 @@ def _log_start(reader: LogReader, rel: str, ahead: ReadAhead) -> Callable[[Reada
 
     def start(opened: Readable) -> int:
         if reader.needs_verifying(opened.info):
-            if verify_prefix(opened, reader.offset, reader.digest.copy().hexdigest()):
+            if reader.intact(opened):
                 return reader.resume_offset(opened.info)
             ahead.rewritten.add(rel)
             return 0
@@ -101,14 +103,43 @@ class ReadAhead:
 class Workspace:
     """Every source of one STATE_DIR (store.sources), with problems and derived status."""
 
-    def __init__(self, root: Path | str, clock: Clock = utc_now) -> None:
+    def __init__(
+        self, root: Path | str, clock: Clock = utc_now, cache: PrefixIndex | None = None
+    ) -> None:
         self.root = Path(root).resolve()
         self.clock = clock
+        self.cache = cache
+        """The verified-prefix cache (`store.cache`; `cached` makes one): logs whose
+        prefix it holds are read from there on, the rest are remembered into it."""
         self.settings = Settings.model_validate({"schema": 1})
         self.settings_problems: list[Problem] = []
         self.sources: list[Source] = self._new_sources()
         """In routing order: the first that owns a path reads it; native missions last."""
         self.native = self._source(KINDS.native)
+        self.native.index = cache
+
+    @classmethod
+    def cached(cls, root: Path | str, clock: Clock = utc_now) -> Workspace:
+        """A workspace over the user's verified-prefix cache (none when there is no cache
+        folder to use: every log is then read whole)."""
+        cache = open_cache(Path(root))
+        index = PrefixIndex(cache, Path(root).resolve()) if cache is not None else None
+        return cls(root, clock, index)
+
+    def part(self) -> Workspace:
+        """An empty workspace of the same root, clock and cache, for a scan to build part
+        of the index in (`absorb`)."""
+        return Workspace(self.root, self.clock, self.cache)
+
+    def flush_cache(self, prune: bool = False) -> int:
+        """Write the logs verified since the last flush into the cache (IO: off the event
+        loop); `prune`: forget the logs this process never read (after a whole scan)."""
+        return self.cache.flush(prune) if self.cache is not None else 0
+
+    def remember(self, paths: Iterable[str]) -> None:
+        """Hand the cache these logs, verified whole, if it has not got them as they are
+        (after the scrub confirmed the prefixes they held on trust; no IO)."""
+        self.native.remember(group_by_mission(paths)[0])
 
     @property
     def missions(self) -> dict[str, MissionState]:
@@ -206,6 +237,7 @@ class Workspace:
             mission = self.missions.get(mission_id)
             if mission is not None:
                 mission.take_artifact_checks(mission.hash_artifacts(mission.unchecked_artifacts()))
+        self.native.remember(touched)
         return touched
 
     def _apply(self, relpaths: Iterable[str]) -> set[str]:
@@ -229,6 +261,7 @@ class Workspace:
         notices = self.notices
         self.sources = self._new_sources()
         self.native = self._source(KINDS.native)
+        self.native.index = self.cache
         self.notices = notices
         return rows
 
@@ -307,6 +340,11 @@ class Workspace:
         for mission in self.missions.values():
             yield from (r for r in (mission.events, mission.evidence) if r is not None)
 
+    def trusting(self) -> int:
+        """How many logs hold a prefix taken from the cache that the scrub has not hashed
+        again yet (the HUD says "cached, not verified" while there are any)."""
+        return sum(reader.trusted is not None for reader in self.readers())
+
     def take_scrub(self, scrubbed: Scrubbed) -> set[str]:
         """Fold a scrub pass back: logs found unchanged are marked verified; the paths of
         logs rewritten in place (still as the scrub saw them) are returned, to be read
@@ -316,6 +354,9 @@ class Workspace:
             signature = scrubbed.verified.get(reader.relpath)
             if signature is not None and signature[0] == reader.inode:
                 reader.verified = signature
+                confirmed = scrubbed.confirmed.get(reader.relpath)
+                if confirmed is not None:
+                    reader.confirm(*confirmed)
             seen = scrubbed.rewritten.get(reader.relpath)
             if seen is not None and (seen.inode, seen.generation) == (
                 reader.inode,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
+from store.cache.prefix import PrefixIndex
 from store.derivation.mission import MissionState
 from store.derivation.summary import summarize
 from store.format.confined import link_problem, list_folder, lstat, not_regular, read_file
@@ -32,6 +33,7 @@ from store.format.problems import WORKSPACE_ROW, Problem
 from store.format.records import Settings
 from store.format.row import MissionSummary
 from store.sources.base import Quiet
+from store.sources.native.cached import remember, resume_log
 from store.trust.policy import floor_of, workspace_id
 from store.trust.signers import MAX_SIGNERS_BYTES
 
@@ -59,6 +61,9 @@ class NativeSource(Quiet):
         self.signers: dict[str, bytes | Problem] = {}
         """The root trust files (`layout.TRUST_FILE_RE`: `signers/` files, workspace.toml,
         policy.toml) as read, by path."""
+        self.index: PrefixIndex | None = None
+        """The verified-prefix cache (`store.cache`), when the owner uses one: logs are
+        resumed from it and remembered into it."""
         self.bare = False
         """No `missions/` folder at the top: unless another source lives here, this is
         not a state directory, and its loose entries are one problem, not one each."""
@@ -86,6 +91,16 @@ class NativeSource(Quiet):
                 if not state.exists():
                     del self.missions[mission_id]
         return touched
+
+    def remember(self, mission_ids: Iterable[str] | None = None) -> None:
+        """Hand the cache the logs of these missions (None: all) its readers verified
+        whole, when it has not got them as they are (no IO)."""
+        if self.index is None:
+            return
+        for mission_id in self.missions if mission_ids is None else mission_ids:
+            mission = self.missions.get(mission_id)
+            if mission is not None:
+                remember(self.index, mission)
 
     def row_ids(self) -> set[str]:
         return set(self.missions)
@@ -145,7 +160,10 @@ class NativeSource(Quiet):
             return self._unknown(rel)
         self.unknown.pop(rel, None)
         assert located.mission is not None  # the layout's patterns admit safe ids only
-        self.mission(located.mission).apply(located)
+        mission = self.mission(located.mission)
+        if self.index is not None:
+            resume_log(self.index, mission, located)
+        mission.apply(located)
         return located.mission
 
     def _artifact_folder(self, located: Located) -> bool:

@@ -1,0 +1,125 @@
+"""The verified prefixes of one state directory's logs: one sealed pack in the cache.
+
+`get` answers from the pack as it was read (once, lazily); `remember` keeps a snapshot
+of a log the caller read and verified itself (no IO, on the thread that owns the
+reader); `flush` (IO, off the event loop) turns the snapshots into entries, checking
+each file is still what was read, and writes the pack again, atomically. Thread-safe:
+the scan's parts share one index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+import msgspec
+
+from store.cache.entry import LogEntry, Snapshot
+from store.cache.sealed import Cache
+from store.format.confined import open_on_disk
+from store.format.problems import Problem
+
+PACK_VERSION = 1
+
+
+class Pack(msgspec.Struct, frozen=True):
+    """The sealed payload: the state directory it is of, and an entry per log path."""
+
+    root: str
+    entries: dict[str, LogEntry]
+    version: int = PACK_VERSION
+
+
+class PrefixIndex:
+    """The cached verified prefixes of the logs of the state directory `root`."""
+
+    def __init__(self, cache: Cache, root: Path) -> None:
+        self.cache = cache
+        self.root = root
+        self.real = os.path.realpath(root)
+        self.name = "prefix-" + hashlib.sha256(self.real.encode()).hexdigest()[:32]
+        self._entries: dict[str, LogEntry] | None = None
+        self._pending: dict[str, Snapshot] = {}
+        self._used: set[str] = set()
+        self._dirty = False
+        """Entries put since the pack was last written."""
+        self._lock = threading.Lock()
+
+    def _loaded(self) -> dict[str, LogEntry]:
+        if self._entries is None:
+            self._entries = self._read()
+        return self._entries
+
+    def _read(self) -> dict[str, LogEntry]:
+        payload = self.cache.unseal(self.name)
+        if payload is None:
+            return {}
+        try:
+            pack = msgspec.msgpack.decode(payload, type=Pack)
+        except msgspec.DecodeError:
+            return {}
+        if pack.version != PACK_VERSION or pack.root != self.real:
+            return {}
+        return {rel: entry for rel, entry in pack.entries.items() if entry.relpath == rel}
+
+    def get(self, relpath: str) -> LogEntry | None:
+        """The entry of the log at `relpath`, if the pack has one (`reusable` decides
+        whether it stands for the file now)."""
+        with self._lock:
+            self._used.add(relpath)
+            return self._loaded().get(relpath)
+
+    def put(self, entry: LogEntry) -> None:
+        with self._lock:
+            self._used.add(entry.relpath)
+            self._loaded()[entry.relpath] = entry
+            self._dirty = True
+
+    def stale(self, relpath: str, inode: int | None, offset: int) -> bool:
+        """True when the pack (or a snapshot waiting) has not got this much of this log."""
+        with self._lock:
+            known = self._pending.get(relpath) or self._loaded().get(relpath)
+        return known is None or (known.inode, known.offset) != (inode, offset)
+
+    def remember(self, snapshot: Snapshot | None) -> None:
+        """Keep a snapshot for the next `flush` (None: nothing to keep)."""
+        if snapshot is not None:
+            with self._lock:
+                self._used.add(snapshot.relpath)
+                self._pending[snapshot.relpath] = snapshot
+
+    def settle(self) -> list[LogEntry]:
+        """Turn what was remembered into entries (IO: each file's stat now), put them in
+        the index and return them (a worker process hands them to its parent)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        settled = []
+        for snapshot in pending.values():
+            opened = open_on_disk(self.root, snapshot.relpath)
+            if isinstance(opened, Problem):
+                continue
+            with opened:
+                entry = snapshot.entry(opened.info)
+            if entry is not None:
+                self.put(entry)
+                settled.append(entry)
+        return settled
+
+    def flush(self, prune: bool = False) -> int:
+        """Write what was remembered into the pack (IO); returns the entries written.
+        `prune`: keep only the logs asked for or remembered in this process (the caller
+        scanned the whole directory)."""
+        self.settle()
+        with self._lock:
+            entries = self._loaded()
+            kept = {rel: e for rel, e in entries.items() if rel in self._used}
+            if prune and len(kept) < len(entries):
+                entries = self._entries = kept
+                self._dirty = True
+            if not self._dirty:
+                return 0
+            self._dirty = False
+            payload = msgspec.msgpack.encode(Pack(self.real, entries))
+        return len(entries) if self.cache.seal(self.name, payload) else 0

@@ -1,0 +1,168 @@
+"""The folded state of a mission's log as bytes, and back: a versioned, closed codec.
+
+What the fold keeps (`MissionState.saved`: dicts, sets, deques, tuples, the ledger, the
+small NamedTuples of `store.derivation.view` and `store.derivation.ledger`, and the log
+records they hold) becomes a tree of msgpack values (msgspec): every container is a list
+whose first item says what it is; a log record is its JSON (validated again by its model
+when decoded, as a log line is); a record held in several places is written once and
+referred to. Only the classes in CLASSES can come back (no pickle: nothing in the bytes
+names code); anything else raises `StateError`, on encoding as on decoding.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from pydantic import BaseModel, ValidationError
+
+from store.derivation.ledger import AttemptSeen, Completed, KnownRef, Ledger, Mark
+from store.derivation.view import Reference, StepLatest, UsagePoint
+from store.format.records import (
+    Artifact,
+    AttemptEvent,
+    ErrorEvent,
+    Evidence,
+    HaltEvent,
+    HeartbeatEvent,
+    StepEvent,
+    UsageEvent,
+    WaiterEvent,
+)
+
+STATE_VERSION = 1
+"""Bumped whenever what the codec writes (or CLASSES) changes: older bytes are refused."""
+RECORDS: tuple[type[BaseModel], ...] = (
+    StepEvent,
+    AttemptEvent,
+    UsageEvent,
+    HeartbeatEvent,
+    ErrorEvent,
+    HaltEvent,
+    WaiterEvent,
+    Evidence,
+    Artifact,
+)
+TUPLES: tuple[type[tuple[Any, ...]], ...] = (
+    StepLatest,
+    UsagePoint,
+    Reference,
+    Mark,
+    AttemptSeen,
+    Completed,
+    KnownRef,
+)
+CLASSES = (*RECORDS, *TUPLES, Ledger)
+
+# The tags: the first item of every list the codec writes.
+LIST, TUPLE, DICT, SET, FROZENSET, DEQUE, TIME, NAMED, RECORD, SEEN, LEDGER = range(11)
+
+_RECORD_NO = {model: number for number, model in enumerate(RECORDS)}
+_TUPLE_NO = {kind: number for number, kind in enumerate(TUPLES)}
+_CONTAINERS: dict[type, int] = {list: LIST, tuple: TUPLE, set: SET, frozenset: FROZENSET}
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder()
+
+
+class StateError(ValueError):
+    """Bytes that are not a state this codec wrote, or a value it cannot write."""
+
+
+def encode_state(saved: dict[str, Any]) -> bytes:
+    """`saved` (aggregate name -> value) as bytes."""
+    seen: dict[int, int] = {}
+    tree = {name: _encode(value, seen) for name, value in saved.items()}
+    return _ENCODER.encode([STATE_VERSION, tree])
+
+
+def decode_state(data: bytes) -> dict[str, Any]:
+    """What `encode_state` was given, rebuilt (raises StateError on anything else)."""
+    try:
+        version, tree = _DECODER.decode(data)
+    except (msgspec.DecodeError, TypeError, ValueError) as exc:
+        raise StateError(f"not a folded state: {exc}") from None
+    if version != STATE_VERSION or type(tree) is not dict:
+        raise StateError(f"folded state of version {version!r}, not {STATE_VERSION}")
+    records: list[Any] = []
+    try:
+        return {name: _decode(value, records) for name, value in tree.items()}
+    except (ValidationError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"not a folded state: {exc}") from None
+
+
+def _encode(value: Any, seen: dict[int, int]) -> Any:
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str, bytes):
+        return value
+    if kind is dict:
+        items: list[Any] = [DICT]
+        for key, item in value.items():
+            items.append(_encode(key, seen))
+            items.append(_encode(item, seen))
+        return items
+    if kind in _TUPLE_NO:
+        return [NAMED, _TUPLE_NO[kind], *(_encode(item, seen) for item in value)]
+    if kind in _RECORD_NO:
+        known = seen.get(id(value))
+        if known is not None:
+            return [SEEN, known]
+        seen[id(value)] = len(seen)
+        dumped = value.model_dump_json(by_alias=True, exclude_unset=True)
+        return [RECORD, _RECORD_NO[kind], dumped]
+    if kind is datetime:
+        return [TIME, value.isoformat()]
+    if kind is deque:
+        return [DEQUE, value.maxlen, *(_encode(item, seen) for item in value)]
+    if kind is Ledger:
+        return [LEDGER, _encode(vars(value), seen)]
+    tag = _CONTAINERS.get(kind)
+    if tag is None:
+        raise StateError(f"cannot keep a {kind.__name__} in a folded state")
+    if tag in (SET, FROZENSET):
+        value = sorted(value, key=repr)  # the same state: the same bytes
+    return [tag, *(_encode(item, seen) for item in value)]
+
+
+def _decode(value: Any, records: list[Any]) -> Any:
+    if type(value) is not list:
+        if type(value) is dict:
+            raise StateError("a bare map in a folded state")
+        return value
+    tag, rest = value[0], value[1:]
+    if tag == RECORD:
+        number, dumped = rest
+        record = RECORDS[number].model_validate_json(dumped)
+        records.append(record)
+        return record
+    if tag == SEEN:
+        return records[rest[0]]
+    if tag == TIME:
+        return datetime.fromisoformat(rest[0])
+    if tag == NAMED:
+        return TUPLES[rest[0]](*(_decode(item, records) for item in rest[1:]))
+    if tag == DICT:
+        return {
+            _decode(rest[at], records): _decode(rest[at + 1], records)
+            for at in range(0, len(rest), 2)
+        }
+    if tag == DEQUE:
+        return deque((_decode(item, records) for item in rest[1:]), maxlen=rest[0])
+    if tag == LEDGER:
+        ledger = Ledger()
+        fields = _decode(rest[0], records)
+        if set(fields) != set(vars(ledger)):
+            raise StateError("a ledger of other fields")
+        vars(ledger).update(fields)
+        return ledger
+    items = [_decode(item, records) for item in rest]
+    if tag == LIST:
+        return items
+    if tag == TUPLE:
+        return tuple(items)
+    if tag == SET:
+        return set(items)
+    if tag == FROZENSET:
+        return frozenset(items)
+    raise StateError(f"unknown tag {tag!r}")

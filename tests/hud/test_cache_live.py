@@ -1,0 +1,77 @@
+"""The live view over the verified-prefix cache (store.cache): a reopened directory reads
+its logs from where they were verified, says so ("cached, not verified") until the
+background scrub has hashed them, and an in-place edit hidden behind an append is
+reported within 30 s of first paint."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hud.app import HudApp
+from store.index.workspace import Workspace
+from store.sources.native import cached
+from tests.factory import resume, three_missions
+from tests.hud.conftest import until
+from widgets.header import HudHeader
+
+UNVERIFIED = "cached, not verified"
+
+
+def header_text(app: HudApp) -> str:
+    return str(app.screen.query_one(HudHeader).render())
+
+
+async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_within_30_s(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)  # the fixture's logs are short
+    root = tmp_path / "state"
+    three_missions(root)
+    indexed = Workspace.cached(root)
+    indexed.scan()
+    assert indexed.flush_cache(prune=True) > 0
+    log = root / "missions/alpha/events.jsonl"
+    data = log.read_bytes()
+    log.write_bytes(data.replace(b'"actor":"agent"', b'"actor":"Agent"', 1))  # line 1, in place
+    resume(root, "alpha").step("s2", "running")  # and an append chained to the last line
+
+    app = make_app(root)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        painted = time.monotonic()
+        alpha = app.workspace.missions["alpha"]
+        assert alpha.events is not None and alpha.events.trusted is not None  # from the cache
+        assert "chain-broken" not in {p.code for p in alpha.problems()}
+        assert UNVERIFIED in header_text(app)
+        codes = lambda: {p.code for p in app.workspace.missions["alpha"].problems()}  # noqa: E731
+        await until(pilot, lambda: "chain-broken" in codes(), timeout=30)
+        assert time.monotonic() - painted < 30
+        await until(pilot, lambda: UNVERIFIED not in header_text(app))
+        assert app.workspace.trusting() == 0
+        assert app.summaries["alpha"].problems == len(app.workspace.missions["alpha"].problems())
+
+
+async def test_an_unchanged_directory_reopens_from_the_cache_and_is_then_verified(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)  # the fixture's logs are short
+    root = tmp_path / "state"
+    three_missions(root)
+    first = make_app(root)
+    async with first.run_test() as pilot:
+        await until(pilot, lambda: first.scanned.is_set())
+        fresh = dict(first.summaries)
+        await until(pilot, lambda: any((tmp_path / "cache").glob("prefix-*")))
+    again = make_app(root)
+    async with again.run_test() as pilot:
+        await until(pilot, lambda: again.scanned.is_set())
+        assert again.workspace.trusting() > 0
+        assert again.summaries == fresh
+        await until(pilot, lambda: again.workspace.trusting() == 0, timeout=30)
+        assert again.summaries == fresh
