@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from store.cache.state import decode_state, encode_state
+from store.cache.state import StateError, decode_state, encode_state
 from store.derivation.ledger import Mark
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
 from store.derivation.view import UsagePoint
@@ -46,6 +46,9 @@ Series = tuple[list[Mark], list[UsagePoint]]
 """What a checkpoint's series added: marks of the journal, usage points."""
 KEPT_WHOLE = tuple(name for name in EVENT_AGGREGATES if name != "usage")
 """The events fold's aggregates a checkpoint keeps whole (the usage series apart)."""
+UNKEPT = (StateError, OverflowError)
+"""What encoding a fold raises when it holds what the codec cannot write (an integer past
+64 bits, which a log line may hold): no checkpoint there (a jump folds more lines)."""
 _SERIES_ENCODER = msgspec.msgpack.Encoder()
 _SERIES_DECODER = msgspec.msgpack.Decoder(Series)
 
@@ -109,25 +112,33 @@ class Recorded(MissionState):
         if stamp > self.latest:
             self.latest = stamp
         if line >= self._next_evidence:
-            state = encode_state(self.saved(EVIDENCE_AGGREGATES))
+            self._next_evidence = line + self.every
+            try:
+                state = encode_state(self.saved(EVIDENCE_AGGREGATES))
+            except UNKEPT:
+                return
             head = self.readers[Kind.EVIDENCE].last_hash
             self.add_evidence_checkpoint(Checkpoint(line, item.at, state, b"", self.latest, head))
 
     def _event_checkpoint(self, at: datetime, line: int) -> None:
         """Keep the events fold as of `line`, its series as what was added since the last
-        checkpoint."""
+        checkpoint (none when the fold holds what the codec cannot write)."""
+        self._next_event = line + self.every
         since = self.event_lines[-1] if self.event_lines else 0
         ledger = self.ledger
-        series = _encode_series(_added(ledger.journal, since), _added(self.usage, since))
         journal, ledger.journal = ledger.journal, deque(maxlen=ledger.journal.maxlen)
         try:  # the series are not copied: they are kept apart
             saved = self.saved(KEPT_WHOLE)
         finally:
             ledger.journal = journal
         saved["usage"] = deque(maxlen=self.usage.maxlen)
+        try:
+            series = _encode_series(_added(journal, since), _added(self.usage, since))
+            state = encode_state(saved)
+        except UNKEPT:
+            return
         head = self.readers[Kind.EVENTS].last_hash
-        checkpoint = Checkpoint(line, at, encode_state(saved), series, head=head)
-        self.add_event_checkpoint(checkpoint)
+        self.add_event_checkpoint(Checkpoint(line, at, state, series, head=head))
 
     def add_event_checkpoint(self, checkpoint: Checkpoint) -> None:
         self.event_checkpoints.append(checkpoint)

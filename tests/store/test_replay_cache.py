@@ -215,3 +215,17 @@ def test_a_replay_resumed_from_the_cache_and_grown_equals_one_from_the_start(
         assert fresh.refresh()
         assert frames(again) == frames(fresh)
         assert again.mission.ledger.marks() == fresh.mission.ledger.marks()
+
+
+def test_a_fold_the_codec_cannot_write_is_replayed_and_not_kept(tmp_path: Path) -> None:
+    """A log line may hold an integer past 64 bits (a plan version, tokens): no checkpoint
+    is kept from there on and nothing goes to the cache, but every frame is shown."""
+    built = mission(tmp_path / "state", "m")
+    for n in range(4):
+        built.step("s1", "running", plan_version=10**30 if n == 2 else 1)
+        built.usage(0.1, 10**25 if n == 3 else 10, 1)
+    replay = replayed(built)
+    assert [c.line for c in replay.mission.event_checkpoints] == [3]
+    fresh = replayed(built, cached=False)
+    assert frames(replay) == frames(fresh) and len(frames(fresh)) == 8
+    assert not replay.mission.kept and not replayed(built).trusting
