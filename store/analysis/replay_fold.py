@@ -24,7 +24,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections import deque
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,6 +40,7 @@ from store.format.load import LogReader
 
 CHECKPOINT_LINES = 1024
 """A checkpoint every this many lines: a jump folds at most this many."""
+ZERO = timedelta(0)
 NO_TIME = float("-inf")
 """The latest evidence time before any evidence."""
 Series = tuple[list[Mark], list[UsagePoint]]
@@ -56,7 +57,7 @@ _SERIES_DECODER = msgspec.msgpack.Decoder(Series)
 class Checkpoint(NamedTuple):
     """The fold once line `line` was folded: its aggregates (`state`) and, for the events
     fold, what its series added since the previous checkpoint (`series`: `Series` as
-    msgpack, times as RFC 3339 text); the time of the line, and the latest time of the
+    msgpack); the time of the line, and the latest time of the
     evidence so far (a POSIX timestamp; evidence only)."""
 
     line: int
@@ -205,11 +206,12 @@ def _gathered(
 
 
 def _encode_series(marks: list[Mark], usage: list[UsagePoint]) -> bytes:
-    """`Series` as msgpack, each time as its RFC 3339 text (its offset kept)."""
+    """`Series` as msgpack; a time in UTC as a msgpack timestamp, one at another offset
+    as its RFC 3339 text (the offset kept)."""
     return _SERIES_ENCODER.encode(
         (
-            [(mark[0], mark[1].isoformat(), *mark[2:]) for mark in marks],  # line, at, ...
-            [(point[0].isoformat(), *point[1:]) for point in usage],  # at, ...
+            [m if m.at.utcoffset() == ZERO else (m[0], m.at.isoformat(), *m[2:]) for m in marks],
+            [p if p.at.utcoffset() == ZERO else (p.at.isoformat(), *p[1:]) for p in usage],
         )
     )
 
