@@ -57,7 +57,8 @@ class ReplayFeed:
         self, node: DOMNode, seq: int | None, show: Callable[[Frame | None, int], None]
     ) -> None:
         """Read frame `seq` in a thread worker of `node`, then `show` it on the event loop
-        unless a later `ask` came meanwhile."""
+        unless a later `ask` came meanwhile; then hash what came from the cache on trust
+        and, if it changed, read and show the frame again."""
         self._asked += 1
         ticket = self._asked
 
