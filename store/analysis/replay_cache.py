@@ -12,8 +12,8 @@ start. The prefix is then taken on trust (`LogReader.trusted`) until it is hashe
 (`Replay.verify`), unless the file is the very one verified (`signature`).
 
 `keep(mission, cache)`, after a read: the entry of each log its reader read and
-verified itself, with no problem (a log with one is read whole each time), when it
-was not kept as it is already.
+verified itself, with no problem (a log with one is read whole each time), unless it
+was kept already, fewer than `every` lines shorter.
 
 A `StateCheckpoint` holds the fold as `encode_state` bytes (the codec's own version
 inside) and, in `extra`, this module's: `Extra` (its version, the time of the line,
@@ -77,7 +77,7 @@ def resume(mission: Recorded, cache: Cache) -> None:
                 mission.add_evidence_checkpoint(checkpoint)
             mission.evidence = reader
             mission.latest = _latest(reader, checkpoints)
-        mission.kept[rel] = (entry.inode, entry.offset)
+        mission.kept[rel] = (entry.inode, entry.lines)
         mission.verified[rel] = signature(entry)
 
 
@@ -91,10 +91,14 @@ def signature(found: LogEntry | os.stat_result) -> tuple[int, int, int, int, int
 
 def keep(mission: Recorded, cache: Cache) -> None:
     """Keep the entry of each log of `mission` that its reader read and verified itself,
-    with no problem, unless kept as it is already (IO)."""
+    with no problem, unless kept already with fewer than `every` lines less (a log that
+    grows as it is watched is not written out again at every line) (IO)."""
     for kind in (Kind.EVENTS, Kind.EVIDENCE):
         reader = _reader(mission, kind)
-        if reader is None or mission.kept.get(reader.relpath) == (reader.inode, reader.offset):
+        if reader is None:
+            continue
+        inode, lines = mission.kept.get(reader.relpath, (None, 0))
+        if inode == reader.inode and reader.line_no - lines < mission.every:
             continue
         names = EVENT_AGGREGATES if kind is Kind.EVENTS else EVIDENCE_AGGREGATES
         checkpoints = (
@@ -113,7 +117,7 @@ def keep(mission: Recorded, cache: Cache) -> None:
             except UNKEPT:  # the fold holds what the codec cannot write
                 continue
         if entry is not None and save_log(cache, mission.root, entry):
-            mission.kept[reader.relpath] = (entry.inode, entry.offset)
+            mission.kept[reader.relpath] = (entry.inode, entry.lines)
 
 
 def _reader(mission: Recorded, kind: Kind) -> LogReader | None:

@@ -77,7 +77,7 @@ class Recorded(MissionState):
         self.readers: dict[Kind, LogReader] = {}
         """The last reader made of each log (its chain head is each checkpoint's)."""
         self.kept: dict[str, tuple[int, int]] = {}
-        """Each log's (inode, offset) as the cache has it (`replay_cache`)."""
+        """Each log's (inode, lines) as the cache has it (`replay_cache`)."""
         self.verified: dict[str, tuple[int, int, int, int, int]] = {}
         """The signature of each log resumed from the cache as it was verified then
         (`replay_cache.signature`)."""

@@ -229,3 +229,23 @@ def test_a_fold_the_codec_cannot_write_is_replayed_and_not_kept(tmp_path: Path) 
     fresh = replayed(built, cached=False)
     assert frames(replay) == frames(fresh) and len(frames(fresh)) == 8
     assert not replay.mission.kept and not replayed(built).trusting
+
+
+def test_a_growing_log_is_kept_again_only_a_checkpoint_s_worth_later(
+    run: Mission, cache_folder: Path
+) -> None:
+    """A log watched as it grows is not written out to the cache at every line."""
+    replay = replayed(run, cached=False)
+    replay.cache = open_cache(run.root)
+    replay.refresh()  # kept by this replay, at 10 lines
+    info = events(run).stat()
+    name = log_name(run.root, f"missions/{run.id}/events.jsonl", info.st_dev, info.st_ino)
+    sealed = cache_folder / f"{name}.sealed"
+    kept = sealed.stat().st_mtime_ns
+    for _ in range(EVERY - 1):
+        run.event("heartbeat")
+        replay.refresh()
+    assert sealed.stat().st_mtime_ns == kept
+    run.event("heartbeat")
+    replay.refresh()
+    assert sealed.stat().st_mtime_ns != kept
