@@ -154,12 +154,19 @@ class Replay:
         self.every = every
         self.cache = open_cache(self.workspace.root) if cached else None
         self._resumed = False
-        self.mission = self._fold(mission_id)
+        self.mission = self._recorded(mission_id)
 
-    def _fold(self, mission_id: str) -> Recorded:
+    def _recorded(self, mission_id: str) -> Recorded:
         mission = Recorded(self.workspace.root, mission_id, self.every)
         self.workspace.missions[mission_id] = mission
         return mission
+
+    def _read_anew(self) -> None:
+        """Drop the fold and read the logs again from their first line, the cache aside
+        (IO); what is read whole is kept in the cache again."""
+        self._resumed = True
+        self.mission = self._recorded(self.mission.id)
+        self.refresh()
 
     def refresh(self) -> bool:
         """Read what changed in the mission's folder (of the logs, only what was appended;
@@ -207,8 +214,7 @@ class Replay:
                         for start, end, digest in reader.spans()
                     )
             if not intact:
-                self.mission = self._fold(self.mission.id)
-                self.refresh()
+                self._read_anew()
                 return False
             reader.confirm(reader.offset, whole)
         return True
@@ -232,8 +238,7 @@ class Replay:
         except (StateError, msgspec.MsgspecError):
             if not self.mission.verified:  # not resumed from the cache
                 raise
-        self.mission = self._fold(self.mission.id)
-        self.refresh()
+        self._read_anew()
         return self._frame(seq)
 
     def _frame(self, seq: int) -> Frame:
