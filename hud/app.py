@@ -234,7 +234,8 @@ class HudApp(SafeTitles, App[None]):
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, group_by_mission, utc_now
 
-        workspace = Workspace.cached(self.root, self.clock or utc_now)
+        keep = not self.read_only and self.identity == (None, None)  # as the view settings
+        workspace = Workspace.cached(self.root, self.clock or utc_now, keep)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
         decider = None

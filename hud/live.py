@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +57,6 @@ class Live:
     _rewatch: asyncio.Event = field(default_factory=asyncio.Event)
     _waiting: list[asyncio.Future[None]] = field(default_factory=list)
     """`reread`s whose paths are in `pending`: done when the step that takes them is folded."""
-    _keeping: set[asyncio.Task[int]] = field(default_factory=set)
-    """Cache writes under way (`keep`)."""
 
     def queue(self, paths: Iterable[str]) -> None:
         """Paths to bring up to date (from the watcher, the scrub or the HUD's writes)."""
@@ -170,11 +169,10 @@ class Live:
                     self.health_changed()
 
     def keep(self, workspace: Workspace, prune: bool = False) -> None:
-        """Write the logs verified whole into the cache, in a thread (`prune` after the
-        scan: forget logs no longer there)."""
-        task = asyncio.create_task(asyncio.to_thread(workspace.flush_cache, prune))
-        self._keeping.add(task)
-        task.add_done_callback(self._keeping.discard)
+        """Write the logs verified whole into the cache, in a daemon thread: quitting
+        never waits for it (a write cut short leaves the cache as it was), and `prune`
+        after the scan: forget logs no longer there."""
+        threading.Thread(target=workspace.flush_cache, args=(prune,), daemon=True).start()
 
 
 def _identity(root: Path) -> tuple[int, int] | None:

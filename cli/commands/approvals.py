@@ -10,7 +10,7 @@ from typing import Any
 from hud.output import printable, say
 from store.format.text import countdown
 from store.index.approval_checks import QueueItem, Review, approval_queue, review
-from store.index.workspace import Workspace
+from store.index.workspace import Workspace, group_by_mission
 from widgets.json_text import json_text
 
 
@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
         say(f"hud approvals: {root}: no such directory", err=True)
         return 2
     workspace = Workspace.cached(root)  # logs read from where they were verified before
-    workspace.scan()
-    workspace.flush_cache(prune=True)
+    workspace.apply(asking(workspace))
+    workspace.flush_cache()
     now = workspace.clock()
     queue = approval_queue(workspace, now, everything=args.all)
     items = [item for item in queue if item.mission in workspace.missions]  # decidable here
@@ -115,6 +115,19 @@ def run(args: argparse.Namespace) -> int:
         return 0
     say(render(items, reviews, now))
     return 0
+
+
+def asking(workspace: Workspace) -> list[str]:
+    """The paths the queue is made of: everything outside `missions/` (the trust files,
+    other sources' questions), and the missions that hold requests; a mission without
+    one adds nothing to the queue, and is not read."""
+    missions, other = group_by_mission(workspace.walk())
+    requesting = (
+        paths
+        for mission_id, paths in missions.items()
+        if any(path.split("/")[2:3] == ["approvals"] for path in paths)
+    )
+    return [*other, *(path for paths in requesting for path in paths)]
 
 
 def render(items: list[QueueItem], reviews: list[Review], now: datetime) -> str:

@@ -1,7 +1,7 @@
 """The cache: what was verified of each log, kept in the user's cache folder to open again
 in time proportional to what changed.
 
-Never in the state directory (`folder.cache_folder` refuses one inside it), never trusted
+Never in the state directory (`sealed.cache_folder` refuses one inside it), never trusted
 blindly: every file is sealed (`sealed.py`: a magic naming the format version, then an
 HMAC-SHA256 under a random per-user key kept 0600 in the cache folder, then a msgspec
 payload decoded against a strict schema); a file that is short, foreign, of another
@@ -16,7 +16,8 @@ How to use it (the API, stable):
 * `store.cache.entry`: `LogEntry`, a log's verified prefix (identity, offset, lines, chain
   head, digest of the prefix, line starts) with the folded state at its end (`state`)
   and `checkpoints` (`StateCheckpoint`: the folded state every K lines, for replay);
-  `snapshot(reader, saved)` takes one from a `LogReader` that read the prefix itself,
+  `snapshot(reader, saved, checkpoints)` takes one from a `LogReader` that read the
+  prefix itself and found it `clean` (`Snapshot.entry(fstat)` makes the entry),
   `reusable(entry, opened)` applies the reuse rules to the log as it is now (same inode,
   no shorter, ctime and size as verified or only grown, the chain head still hashing
   from the bytes at the recorded offset), `resume(reader, entry)` starts a fresh reader
@@ -25,10 +26,12 @@ How to use it (the API, stable):
   of a mission's folded aggregates (`MissionState.saved(EVENT_AGGREGATES)` or
   `EVIDENCE_AGGREGATES`, and anything else made of the fold's records and tuples).
 * `store.cache.prefix.PrefixIndex`: the entries of one state directory (one sealed
-  pack): `get(relpath)`, `put(entry)`, `remember(...)` and `flush()` (IO: off the
-  event loop).
+  pack): `get(relpath)` (until the first flush), `put(entry)`, `remember(snapshot)` and
+  `flush()` (IO: off the event loop; it lets the entries go). `Workspace.cached(root)`
+  makes a workspace over it; `Workspace.flush_cache()` writes what it verified.
 * `store.cache.logs`: one log's entry with its checkpoints, in a file of its own (for
-  replay): `load_log(cache, root, relpath, opened)`, `save_log(cache, root, entry)`.
+  replay): `load_log(cache, root, relpath, opened)`, `save_log(cache, root, entry)`,
+  `nearest(entry, line)` (the checkpoint at or before a line).
 
 Imports `store.derivation` and `store.format`.
 """

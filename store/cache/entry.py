@@ -119,13 +119,10 @@ class Snapshot(msgspec.Struct, frozen=True):
         )
 
 
-def snapshot(
-    reader: LogReader, saved: dict[str, Any], checkpoints: tuple[StateCheckpoint, ...] = ()
-) -> Snapshot | None:
-    """A reader's prefix and its fold `saved` (`MissionState.saved`), when the reader read
-    all of it itself and found it clean: no problem, nothing held back, none taken on
-    trust from the cache. None otherwise."""
-    if (
+def clean(reader: LogReader) -> bool:
+    """Whether the reader read all it holds itself and found it clean: no problem,
+    nothing held back, none taken on trust from the cache."""
+    return not (
         reader.inode is None
         or reader.offset == 0
         or reader.problems
@@ -134,7 +131,15 @@ def snapshot(
         or reader.trusted is not None
         or reader.rewrite_seen
         or len(reader.line_starts) != reader.line_no
-    ):
+    )
+
+
+def snapshot(
+    reader: LogReader, saved: dict[str, Any], checkpoints: tuple[StateCheckpoint, ...] = ()
+) -> Snapshot | None:
+    """A reader's prefix and its fold `saved` (`MissionState.saved`), when it is `clean`;
+    None otherwise."""
+    if not clean(reader) or reader.inode is None:
         return None
     return Snapshot(
         reader.relpath,

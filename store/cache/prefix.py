@@ -1,9 +1,10 @@
 """The verified prefixes of one state directory's logs: one sealed pack in the cache.
 
-`get` answers from the pack as it was read (once, lazily); `remember` keeps a snapshot
-of a log the caller read and verified itself (no IO, on the thread that owns the
-reader); `flush` (IO, off the event loop) turns the snapshots into entries, checking
-each file is still what was read, and writes the pack again, atomically. Thread-safe:
+`get` answers from the pack as it was read (once, lazily), until the first `flush`;
+`remember` keeps a snapshot of a log the caller read and verified itself (no IO, on the
+thread that owns the reader); `flush` (IO, off the event loop) turns the snapshots into
+entries, checking each file is still what was read, writes the pack again, atomically,
+and lets the entries go (a HUD holds none of them once its scan is done). Thread-safe:
 the scan's parts share one index.
 """
 
@@ -35,9 +36,11 @@ class Pack(msgspec.Struct, frozen=True):
 class PrefixIndex:
     """The cached verified prefixes of the logs of the state directory `root`."""
 
-    def __init__(self, cache: Cache, root: Path) -> None:
+    def __init__(self, cache: Cache, root: Path, keep: bool = True) -> None:
         self.cache = cache
         self.root = root
+        self.keep = keep
+        """False: the pack is read, never written (a read-only or served HUD)."""
         self.real = os.path.realpath(root)
         self.name = "prefix-" + hashlib.sha256(self.real.encode()).hexdigest()[:32]
         self._entries: dict[str, LogEntry] | None = None
@@ -45,11 +48,19 @@ class PrefixIndex:
         self._used: set[str] = set()
         self._dirty = False
         """Entries put since the pack was last written."""
+        self._known: dict[str, tuple[int, int]] = {}
+        """(inode, offset) of each entry: what `stale` compares, kept once the entries
+        themselves are let go."""
+        self._open = True
+        """True until the first `flush`: `get` answers from the pack (the scan); after it,
+        the entries are let go (memory) and `get` answers nothing (no IO on a caller's
+        thread: a log new since the scan is read whole)."""
         self._lock = threading.Lock()
 
     def _loaded(self) -> dict[str, LogEntry]:
         if self._entries is None:
             self._entries = self._read()
+            self._known.update((rel, (e.inode, e.offset)) for rel, e in self._entries.items())
         return self._entries
 
     def _read(self) -> dict[str, LogEntry]:
@@ -69,19 +80,21 @@ class PrefixIndex:
         whether it stands for the file now)."""
         with self._lock:
             self._used.add(relpath)
-            return self._loaded().get(relpath)
+            return self._loaded().get(relpath) if self._open else None
 
     def put(self, entry: LogEntry) -> None:
         with self._lock:
             self._used.add(entry.relpath)
             self._loaded()[entry.relpath] = entry
+            self._known[entry.relpath] = (entry.inode, entry.offset)
             self._dirty = True
 
     def stale(self, relpath: str, inode: int | None, offset: int) -> bool:
         """True when the pack (or a snapshot waiting) has not got this much of this log."""
         with self._lock:
-            known = self._pending.get(relpath) or self._loaded().get(relpath)
-        return known is None or (known.inode, known.offset) != (inode, offset)
+            waiting = self._pending.get(relpath)
+            known = (waiting.inode, waiting.offset) if waiting else self._known.get(relpath)
+        return known != (inode, offset)
 
     def remember(self, snapshot: Snapshot | None) -> None:
         """Keep a snapshot for the next `flush` (None: nothing to keep)."""
@@ -108,7 +121,8 @@ class PrefixIndex:
         return settled
 
     def flush(self, prune: bool = False) -> int:
-        """Write what was remembered into the pack (IO); returns the entries written.
+        """Write what was remembered into the pack (IO), then let the entries go (they
+        are read again by the next flush that writes); returns the entries written.
         `prune`: keep only the logs asked for or remembered in this process (the caller
         scanned the whole directory)."""
         self.settle()
@@ -116,10 +130,11 @@ class PrefixIndex:
             entries = self._loaded()
             kept = {rel: e for rel, e in entries.items() if rel in self._used}
             if prune and len(kept) < len(entries):
-                entries = self._entries = kept
+                entries = kept
                 self._dirty = True
-            if not self._dirty:
+            dirty, self._dirty = self._dirty, False
+            self._entries, self._open = None, False
+            if not dirty or not self.keep:
                 return 0
-            self._dirty = False
             payload = msgspec.msgpack.encode(Pack(self.real, entries))
         return len(entries) if self.cache.seal(self.name, payload) else 0

@@ -3,16 +3,17 @@
 What the fold keeps (`MissionState.saved`: dicts, sets, deques, tuples, the ledger, the
 small NamedTuples of `store.derivation.view` and `store.derivation.ledger`, and the log
 records they hold) becomes a tree of msgpack values (msgspec): every container is a list
-whose first item says what it is; a log record is its JSON (validated again by its model
-when decoded, as a log line is); a record held in several places is written once and
-referred to. Only the classes in CLASSES can come back (no pickle: nothing in the bytes
-names code); anything else raises `StateError`, on encoding as on decoding.
+whose first item says what it is (a time in UTC is msgpack's timestamp); a log record
+is its JSON (validated again by its model when decoded, as a log line is); a record
+held in several places is written once and referred to. Only the classes in CLASSES can
+come back (no pickle: nothing in the bytes names code); anything else raises
+`StateError`, on encoding as on decoding.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -32,7 +33,7 @@ from store.format.records import (
     WaiterEvent,
 )
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 """Bumped whenever what the codec writes (or CLASSES) changes: older bytes are refused."""
 RECORDS: tuple[type[BaseModel], ...] = (
     StepEvent,
@@ -59,8 +60,10 @@ CLASSES = (*RECORDS, *TUPLES, Ledger)
 # The tags: the first item of every list the codec writes.
 LIST, TUPLE, DICT, SET, FROZENSET, DEQUE, TIME, NAMED, RECORD, SEEN, LEDGER = range(11)
 
+ZERO = timedelta(0)
 _RECORD_NO = {model: number for number, model in enumerate(RECORDS)}
 _TUPLE_NO = {kind: number for number, kind in enumerate(TUPLES)}
+_PLAIN = (bool, int, float, str, bytes)
 _CONTAINERS: dict[type, int] = {list: LIST, tuple: TUPLE, set: SET, frozenset: FROZENSET}
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
@@ -94,7 +97,7 @@ def decode_state(data: bytes) -> dict[str, Any]:
 
 def _encode(value: Any, seen: dict[int, int]) -> Any:
     kind = type(value)
-    if value is None or kind in (bool, int, float, str, bytes):
+    if value is None or kind in _PLAIN:
         return value
     if kind is dict:
         items: list[Any] = [DICT]
@@ -111,8 +114,8 @@ def _encode(value: Any, seen: dict[int, int]) -> Any:
         seen[id(value)] = len(seen)
         dumped = value.model_dump_json(by_alias=True, exclude_unset=True)
         return [RECORD, _RECORD_NO[kind], dumped]
-    if kind is datetime:
-        return [TIME, value.isoformat()]
+    if kind is datetime:  # UTC as msgpack's own timestamp (back as a UTC datetime)
+        return value if value.utcoffset() == ZERO else [TIME, value.isoformat()]
     if kind is deque:
         return [DEQUE, value.maxlen, *(_encode(item, seen) for item in value)]
     if kind is Ledger:
@@ -141,14 +144,12 @@ def _decode(value: Any, records: list[Any]) -> Any:
     if tag == TIME:
         return datetime.fromisoformat(rest[0])
     if tag == NAMED:
-        return TUPLES[rest[0]](*(_decode(item, records) for item in rest[1:]))
+        return TUPLES[rest[0]](*_items(rest[1:], records))
     if tag == DICT:
-        return {
-            _decode(rest[at], records): _decode(rest[at + 1], records)
-            for at in range(0, len(rest), 2)
-        }
+        items = _items(rest, records)
+        return dict(zip(items[::2], items[1::2], strict=True))
     if tag == DEQUE:
-        return deque((_decode(item, records) for item in rest[1:]), maxlen=rest[0])
+        return deque(_items(rest[1:], records), maxlen=rest[0])
     if tag == LEDGER:
         ledger = Ledger()
         fields = _decode(rest[0], records)
@@ -156,7 +157,7 @@ def _decode(value: Any, records: list[Any]) -> Any:
             raise StateError("a ledger of other fields")
         vars(ledger).update(fields)
         return ledger
-    items = [_decode(item, records) for item in rest]
+    items = _items(rest, records)
     if tag == LIST:
         return items
     if tag == TUPLE:
@@ -166,3 +167,8 @@ def _decode(value: Any, records: list[Any]) -> Any:
     if tag == FROZENSET:
         return frozenset(items)
     raise StateError(f"unknown tag {tag!r}")
+
+
+def _items(values: list[Any], records: list[Any]) -> list[Any]:
+    """Each value decoded, in order (a plain value as it is: most are)."""
+    return [_decode(item, records) if type(item) in (list, dict) else item for item in values]

@@ -212,6 +212,7 @@ def check(
     ]
     done = 0
     seen = set(report.workspace_problems)
+    _INDEXES.pop(report.root, None)  # read afresh: a flush lets its entries go
     index = _index(report.root) if cached else None
     for task, weight in _results(report.root, tasks, jobs, cached):
         report.missions.update(task.reports)
@@ -227,5 +228,5 @@ def check(
         if progress:
             progress(done, total)
     if index is not None:
-        index.flush(prune=True)
+        index.flush()  # (no pruning: the logs reused in workers are not seen here)
     return report

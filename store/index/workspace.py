@@ -119,11 +119,12 @@ class Workspace:
         self.native.index = cache
 
     @classmethod
-    def cached(cls, root: Path | str, clock: Clock = utc_now) -> Workspace:
+    def cached(cls, root: Path | str, clock: Clock = utc_now, keep: bool = True) -> Workspace:
         """A workspace over the user's verified-prefix cache (none when there is no cache
-        folder to use: every log is then read whole)."""
+        folder to use: every log is then read whole); `keep` False: read it, never write
+        it (a read-only or served HUD)."""
         cache = open_cache(Path(root))
-        index = PrefixIndex(cache, Path(root).resolve()) if cache is not None else None
+        index = PrefixIndex(cache, Path(root).resolve(), keep) if cache is not None else None
         return cls(root, clock, index)
 
     def part(self) -> Workspace:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import hud.live
 from hud.app import HudApp
 from store.index.workspace import Workspace
 from store.sources.native import cached
@@ -39,6 +40,7 @@ async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_withi
     data = log.read_bytes()
     log.write_bytes(data.replace(b'"actor":"agent"', b'"actor":"Agent"', 1))  # line 1, in place
     resume(root, "alpha").step("s2", "running")  # and an append chained to the last line
+    monkeypatch.setattr(hud.live, "SCRUB_SECONDS", 5.0)  # time to see the header say so
 
     app = make_app(root)
     async with app.run_test() as pilot:
@@ -47,7 +49,7 @@ async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_withi
         alpha = app.workspace.missions["alpha"]
         assert alpha.events is not None and alpha.events.trusted is not None  # from the cache
         assert "chain-broken" not in {p.code for p in alpha.problems()}
-        assert UNVERIFIED in header_text(app)
+        await until(pilot, lambda: UNVERIFIED in header_text(app))
         codes = lambda: {p.code for p in app.workspace.missions["alpha"].problems()}  # noqa: E731
         await until(pilot, lambda: "chain-broken" in codes(), timeout=30)
         assert time.monotonic() - painted < 30
@@ -75,3 +77,24 @@ async def test_an_unchanged_directory_reopens_from_the_cache_and_is_then_verifie
         assert again.summaries == fresh
         await until(pilot, lambda: again.workspace.trusting() == 0, timeout=30)
         assert again.summaries == fresh
+
+
+async def test_a_read_only_hud_reads_the_cache_and_never_writes_it(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)
+    root = tmp_path / "state"
+    three_missions(root)
+    app = make_app(root, read_only=True)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and app.workspace.trusting() == 0)
+        await pilot.pause(0.5)
+    assert not list((tmp_path / "cache").glob("prefix-*"))
+    indexed = Workspace.cached(root)
+    indexed.scan()
+    assert indexed.flush_cache(prune=True) > 0
+    again = make_app(root, read_only=True)
+    async with again.run_test() as pilot:
+        await until(pilot, lambda: again.scanned.is_set())
+        assert again.workspace.trusting() > 0  # read all the same

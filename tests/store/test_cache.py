@@ -16,20 +16,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli.main import main
 from store.cache import open_cache
 from store.cache.entry import LogEntry, StateCheckpoint
 from store.cache.logs import load_log, nearest, save_log
 from store.cache.prefix import PrefixIndex
 from store.cache.sealed import MAGIC, Cache
-from store.cache.state import StateError, decode_state, encode_state
+from store.cache.state import STATE_VERSION, StateError, decode_state, encode_state
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
 from store.format.confined import open_on_disk
 from store.format.load import LogReader
 from store.format.problems import Problem
+from store.index import check as check_module
+from store.index.check import check
 from store.index.scrub import scrub, targets
 from store.index.workspace import Workspace
 from store.sources.native import cached
-from tests.factory import T0, chain, mission, stamp, three_missions
+from tests.factory import T0, chain, mission, resume, stamp, three_missions
 
 SEED004 = Path(__file__).resolve().parents[1] / "fixtures" / "seed004"
 LOG = "missions/m/events.jsonl"
@@ -59,6 +62,12 @@ def open_cached(root: Path) -> Workspace:
     workspace = Workspace.cached(root)
     workspace.scan()
     return workspace
+
+
+def cached_entry(root: Path) -> LogEntry | None:
+    """The events log's entry as the cache holds it now."""
+    cache = open_cache(root)
+    return PrefixIndex(cache, root).get(LOG) if cache is not None else None
 
 
 def settle(workspace: Workspace) -> None:
@@ -113,10 +122,13 @@ def test_the_folded_state_comes_back_exactly(tmp_path: Path) -> None:
     "data",
     [
         b"",
-        b"\x92\x02\x80",  # [2, {}]: another version
-        encode_state({"x": 1})[:-1],
-        b"\x92\x01\x81\xa1x\x92\x63\x00",  # tag 99
-        b"\x92\x01\x81\xa1x\x93\x08\x00\xa2{}",  # a StepEvent without its fields
+        msgspec.msgpack.encode([STATE_VERSION + 1, {}]),  # another version
+        msgspec.msgpack.encode([STATE_VERSION, [1]]),  # not a map of aggregates
+        encode_state({"x": 1})[:-1],  # cut short
+        msgspec.msgpack.encode([STATE_VERSION, {"x": [99, 0]}]),  # an unknown tag
+        msgspec.msgpack.encode([STATE_VERSION, {"x": [8, 0, "{}"]}]),  # a StepEvent, fieldless
+        msgspec.msgpack.encode([STATE_VERSION, {"x": [8, 99, "{}"]}]),  # no such record
+        msgspec.msgpack.encode([STATE_VERSION, {"x": {"a": 1}}]),  # a bare map
     ],
 )
 def test_bytes_the_codec_did_not_write_are_refused(data: bytes) -> None:
@@ -285,7 +297,7 @@ def test_a_prefix_is_reused_only_under_the_rules_and_the_scrub_makes_it_the_trut
         log.write_bytes(chain(records(count)))
         first = open_cached(root)
         assert first.flush_cache(prune=True) == 1
-        entry = first.cache.get(LOG) if first.cache else None
+        entry = cached_entry(root)
         assert entry is not None
         before = log.read_bytes()
         _mutate(log, count, mutation, Path(scratch) / "spare")
@@ -351,8 +363,8 @@ def test_a_log_entry_with_checkpoints_comes_back_while_the_log_only_grows(
     workspace = open_cached(root)
     workspace.flush_cache()
     cache = open_cache(root)
-    assert cache is not None and workspace.cache is not None
-    entry = workspace.cache.get(LOG)
+    assert cache is not None
+    entry = cached_entry(root)
     assert isinstance(entry, LogEntry)
     saved = workspace.missions["m"].saved(EVENT_AGGREGATES)
     marks = tuple(
@@ -405,3 +417,39 @@ def test_a_short_log_is_read_whole(
     log.write_bytes(chain(records(40)))
     assert len(log.read_bytes()) >= 4096
     assert open_cached(root).flush_cache(prune=True) == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_hud_check_verifies_every_byte_unless_asked_for_the_cache(
+    tmp_path: Path, cache_dir: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(check_module, "PARALLEL_BYTES", 0)  # workers even for a small one
+    root = tmp_path / "state"
+    three_missions(root)
+    first = check(root, jobs=jobs, cached=True)
+    assert first.cached == 0
+    again = check(root, jobs=jobs, cached=True)
+    assert again.cached == len(list(root.glob("missions/*/*.jsonl")))
+    assert again.to_json()["missions"] == check(root, jobs=jobs).to_json()["missions"]
+    log = root / "missions/alpha/events.jsonl"
+    log.write_bytes(log.read_bytes().replace(b'"actor":"agent"', b'"actor":"Agent"', 1))
+    resume(root, "alpha").step("s2", "running")  # an edit in the prefix, and an append
+    plain = check(root, jobs=jobs)
+    assert plain.cached == 0
+    assert "chain-broken" in {p.code for p in plain.missions["alpha"].problems}
+    trusting = check(root, jobs=jobs, cached=True)
+    assert trusting.cached > 0  # said in its report: the prefix was not read again
+
+
+def test_the_cli_check_says_what_it_took_from_the_cache(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "state"
+    three_missions(root)
+    assert main(["check", str(root), "--cached"]) == 0
+    assert "read from the end of a prefix" not in capsys.readouterr().out
+    assert main(["check", str(root), "--cached"]) == 0
+    logs = len(list(root.glob("missions/*/*.jsonl")))
+    assert f"{logs} logs read from the end of a prefix verified before" in capsys.readouterr().out
+    assert main(["check", str(root)]) == 0
+    assert "read from the end of a prefix" not in capsys.readouterr().out

@@ -8,7 +8,7 @@ log of a mission that its reader read and verified itself, for the next `flush`.
 
 from __future__ import annotations
 
-from store.cache.entry import resume, reusable, snapshot
+from store.cache.entry import clean, resume, reusable, snapshot
 from store.cache.prefix import PrefixIndex
 from store.cache.state import StateError, decode_state
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
@@ -63,9 +63,7 @@ def remember(index: PrefixIndex, mission: MissionState) -> None:
         if (
             reader is not None
             and reader.offset >= MIN_BYTES
-            and reader.trusted is None
+            and clean(reader)
             and index.stale(reader.relpath, reader.inode, reader.offset)
         ):
-            found = snapshot(reader, {})
-            if found is not None:  # clean: worth the fold's copy
-                index.remember(snapshot(reader, mission.saved(AGGREGATES[kind])))
+            index.remember(snapshot(reader, mission.saved(AGGREGATES[kind])))
