@@ -28,7 +28,7 @@ from datetime import datetime
 import msgspec
 
 from store.analysis.replay_fold import NO_TIME, UNKEPT, Checkpoint, Recorded
-from store.cache.entry import LogEntry, StateCheckpoint, snapshot
+from store.cache.entry import LogEntry, StateCheckpoint, clean, snapshot
 from store.cache.entry import resume as resume_reader
 from store.cache.logs import load_log, save_log
 from store.cache.sealed import Cache
@@ -98,15 +98,15 @@ def keep(mission: Recorded, cache: Cache) -> None:
         if reader is None:
             continue
         inode, lines = mission.kept.get(reader.relpath, (None, 0))
-        if inode == reader.inode and reader.line_no - lines < mission.every:
-            continue
+        if not clean(reader) or (inode == reader.inode and reader.line_no - lines < mission.every):
+            continue  # problems, a line held back, a prefix taken on trust; or kept
         names = EVENT_AGGREGATES if kind is Kind.EVENTS else EVIDENCE_AGGREGATES
         checkpoints = (
             mission.event_checkpoints if kind is Kind.EVENTS else mission.evidence_checkpoints
         )
         kept = tuple(_persisted(reader, checkpoint) for checkpoint in checkpoints)
         found = snapshot(reader, mission.saved(names), kept)
-        if found is None:  # problems, a line held back, or a prefix taken on trust
+        if found is None:
             continue
         opened = open_on_disk(mission.root, reader.relpath)
         if isinstance(opened, Problem):

@@ -45,8 +45,6 @@ NO_TIME = float("-inf")
 """The latest evidence time before any evidence."""
 Series = tuple[list[Mark], list[UsagePoint]]
 """What a checkpoint's series added: marks of the journal, usage points."""
-KEPT_WHOLE = tuple(name for name in EVENT_AGGREGATES if name != "usage")
-"""The events fold's aggregates a checkpoint keeps whole (the usage series apart)."""
 UNKEPT = (StateError, OverflowError)
 """What encoding a fold raises when it holds what the codec cannot write (an integer past
 64 bits, which a log line may hold): no checkpoint there (a jump folds more lines)."""
@@ -115,7 +113,7 @@ class Recorded(MissionState):
         if line >= self._next_evidence:
             self._next_evidence = line + self.every
             try:
-                state = encode_state(self.saved(EVIDENCE_AGGREGATES))
+                state = encode_state({name: getattr(self, name) for name in EVIDENCE_AGGREGATES})
             except UNKEPT:
                 return
             head = self.readers[Kind.EVIDENCE].last_hash
@@ -126,18 +124,21 @@ class Recorded(MissionState):
         checkpoint (none when the fold holds what the codec cannot write)."""
         self._next_event = line + self.every
         since = self.event_lines[-1] if self.event_lines else 0
-        ledger = self.ledger
+        ledger, usage = self.ledger, self.usage
+        empty: deque[Any] = deque(maxlen=usage.maxlen)
         journal, ledger.journal = ledger.journal, deque(maxlen=ledger.journal.maxlen)
-        try:  # the series are not copied: they are kept apart
-            saved = self.saved(KEPT_WHOLE)
-        finally:
-            ledger.journal = journal
-        saved["usage"] = deque(maxlen=self.usage.maxlen)
-        try:
-            series = _encode_series(_added(journal, since), _added(self.usage, since))
-            state = encode_state(saved)
+        try:  # the aggregates as they are (encoded, not copied), the series apart
+            state = encode_state(
+                {
+                    name: empty if name == "usage" else getattr(self, name)
+                    for name in EVENT_AGGREGATES
+                }
+            )
+            series = _encode_series(_added(journal, since), _added(usage, since))
         except UNKEPT:
             return
+        finally:
+            ledger.journal = journal
         head = self.readers[Kind.EVENTS].last_hash
         self.add_event_checkpoint(Checkpoint(line, at, state, series, head=head))
 
