@@ -44,6 +44,8 @@ EXTRA_VERSION = 1
 
 
 class Extra(msgspec.Struct, array_like=True, frozen=True):
+    """What a `StateCheckpoint` keeps of a replay's `Checkpoint` besides its state."""
+
     version: int
     at: str | None
     latest: float
