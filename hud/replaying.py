@@ -6,6 +6,10 @@ which shows only the newest request's answer. `ReplayFeed.aimed` does the same f
 `Aim` (the next or previous landmark, the first event a problem cites) with the
 `Bearings` of the frame; `ReplayFeed.scan` feeds the log's new lines to its
 `store.analysis.landmarks.Landmarks`, a chunk at a time, after the frame is shown.
+A log replayed before starts from the user's cache at the end of what was verified then
+(`Replay`); once the first frame is shown, the worker hashes that prefix again
+(`ReplayFeed.verify`) and, if it changed, reads the log from the start and shows the
+frame again.
 """
 
 from __future__ import annotations
@@ -58,6 +62,13 @@ class ReplayFeed:
             target = last if seq is None else max(1, min(seq, last))
             return self._replay.frame(target), last
 
+    def verify(self) -> bool:
+        """Hash again what the replay took on trust from the cache (`Replay.verify`);
+        False when it changed (the logs were read again from the start). Reads files:
+        call it off the event loop."""
+        with self._lock:
+            return self._replay is None or self._replay.verify()
+
     def ask(
         self,
         node: DOMNode,
@@ -69,8 +80,9 @@ class ReplayFeed:
     ) -> None:
         """Read frame `seq` (or where `aim` points from it: `aimed`) in a thread worker
         of `node`, then `show` it on the event loop unless a later `ask` came meanwhile;
-        then, in the same worker, `scan` the lines the read found and run `again` on the
-        event loop when there were any (the landmarks changed)."""
+        then hash what came from the cache on trust and, if it changed, read and show the
+        frame again; then, in the same worker, `scan` the lines the read found and run
+        `again` on the event loop when there were any (the landmarks changed)."""
         self._asked += 1
         ticket = self._asked
 
@@ -83,6 +95,8 @@ class ReplayFeed:
         def work() -> None:
             found = self.aimed(seq, aim)
             node.app.call_from_thread(done, found)
+            if not self.verify():  # the cached prefix changed: read from the start
+                node.app.call_from_thread(done, self.aimed(seq, aim))
             worker = get_current_worker()  # cancelled when the app closes
             if self.scan(lambda: worker.is_cancelled):
                 node.app.call_from_thread(again)

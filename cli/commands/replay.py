@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from cli.commands import SUMMARIES
-from cli.reading import cannot_read, plain
+from cli.reading import mission_arguments, open_mission, plain
 from hud.output import printable, say
 from store.analysis.replay import Frame, Moment, Replay
 from store.derivation.ledger import Mark
@@ -25,19 +25,13 @@ EXIT_OK, EXIT_CANNOT_RUN = 0, 2
 
 
 def build(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARIES["replay"]
-    parser.add_argument("dir", type=Path, help="the state directory")
-    parser.add_argument("mission", help="the mission id")
+    mission_arguments(parser, __doc__, SUMMARIES["replay"])
     parser.add_argument("--at", type=int, metavar="SEQ", help="the event (line of events.jsonl)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:
-    if cannot_read("replay", args.dir, args.mission):
-        return EXIT_CANNOT_RUN
-    replay = Replay(args.dir, args.mission)
-    if not replay.refresh():
-        say(f"hud replay: no mission {args.mission} in {args.dir}", err=True)
+    replay = open_mission("replay", args.dir, args.mission, lambda: _read(args.dir, args.mission))
+    if replay is None:
         return EXIT_CANNOT_RUN
     if args.at is None:
         marks = replay.mission.ledger.marks()
@@ -54,6 +48,16 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     say(json_text(plain(frame)) if args.json else render_frame(args.mission, frame))
     return EXIT_OK
+
+
+def _read(root: Path, mission_id: str) -> Replay | None:
+    """The mission's replay, its logs verified: what the cache kept of a log written
+    since is hashed again (and read again from the start if it changed)."""
+    replay = Replay(root, mission_id)
+    if not replay.refresh():
+        return None
+    replay.verify(changed_only=True)
+    return replay
 
 
 def render_timeline(mission: str, last_seq: int, marks: list[Mark]) -> str:

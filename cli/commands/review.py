@@ -14,9 +14,10 @@ import argparse
 from pathlib import Path
 
 from cli.commands import SUMMARIES
-from cli.reading import cannot_read, plain
+from cli.reading import mission_arguments, open_mission, plain
 from hud.output import printable, say
 from store.analysis.review import Answer, PlanReview, review
+from store.derivation.mission import MissionState
 from store.format.layout import mission_dir
 from store.index.workspace import Workspace
 from widgets.json_text import json_text
@@ -25,22 +26,13 @@ EXIT_PASSED, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 
 
 def build(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__.split("\n\n", 1)[1] if __doc__ else SUMMARIES["review"]
-    parser.add_argument("dir", type=Path, help="the state directory")
-    parser.add_argument("mission", help="the mission id")
+    mission_arguments(parser, __doc__, SUMMARIES["review"])
     parser.add_argument("--version", type=int, metavar="N", help="the plan version (latest)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:
-    if cannot_read("review", args.dir, args.mission):
-        return EXIT_CANNOT_RUN
-    workspace = Workspace(args.dir)
-    workspace.load_settings()
-    workspace.apply([mission_dir(args.mission)])
-    mission = workspace.missions.get(args.mission)
+    mission = open_mission("review", args.dir, args.mission, lambda: _read(args.dir, args.mission))
     if mission is None:
-        say(f"hud review: no mission {args.mission} in {args.dir}", err=True)
         return EXIT_CANNOT_RUN
     try:
         result = review(mission, args.version)
@@ -49,6 +41,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     say(json_text(plain(result)) if args.json else render(result))
     return EXIT_FAILED if result.failed else EXIT_PASSED
+
+
+def _read(root: Path, mission_id: str) -> MissionState | None:
+    workspace = Workspace(root)
+    workspace.load_settings()
+    workspace.apply([mission_dir(mission_id)])
+    return workspace.missions.get(mission_id)
 
 
 def render(result: PlanReview) -> str:

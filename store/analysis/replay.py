@@ -1,13 +1,14 @@
 """Replay: a mission as it was at any event of its log, from the live state's own fold.
 
 Review a failed run by reading its state versions, not its transcript. `Replay` reads a
-mission's folder into a `MissionState` (the very fold the HUD keeps) that also copies
-its aggregates every `every` lines as it goes (`MissionState.saved`). `frame(seq)` then
-puts the copy taken at or before `seq - 1` into a fresh `MissionState`, folds the few
-lines after it (read again through the log reader's line index), and derives what the
-HUD derives (`store.derivation.derive`) twice: as of event `seq - 1` and as of event `seq`; a
-`Frame` holds both and what changed between them. A jump costs at most `every` lines of
-each log, however long the log (bench/replay.py).
+mission's folder into a `MissionState` (the very fold the HUD keeps) that also keeps a
+checkpoint of its aggregates every `every` lines as it goes
+(`store.analysis.replay_fold`). `frame(seq)` then puts the checkpoint at or before
+`seq - 1` into a fresh `MissionState`, folds the few lines after it (read again by their
+byte offsets, the log reader's line index), and derives what the HUD derives
+(`store.derivation.derive`) twice: as of event `seq - 1` and as of event `seq`; a `Frame`
+holds both and what changed between them. A jump costs at most `every` lines of each
+log, however long the log (bench/replay.py).
 
 "As of event N" (at time T, the `at` of line N):
 
@@ -26,111 +27,34 @@ of each log; everything returned is plain data.
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+import msgspec
+
+from store.analysis import replay_cache
+from store.analysis.replay_fold import CHECKPOINT_LINES, Recorded
+from store.cache import open_cache
+from store.cache.state import StateError
 from store.derivation.derive import Limit, budget_use, mission_status, request_status
-from store.derivation.mission import (
-    EVENT_AGGREGATES,
-    EVIDENCE_AGGREGATES,
-    USAGE_POINTS,
-    MissionState,
-)
-from store.derivation.view import UsagePoint
+from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
+from store.format.confined import open_on_disk
 from store.format.layout import mission_dir
-from store.format.load import Loaded
+from store.format.load import Loaded, verify_prefix
 from store.format.problems import Problem
 from store.format.records import Settings
 from store.index.workspace import Workspace
 
+__all__ = ["CHECKPOINT_LINES", "Change", "Frame", "Moment", "Replay", "moment"]
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """The time taken as now for a log with no event that loads."""
-CHECKPOINT_LINES = 1024
-"""A copy of the aggregates every this many lines: a jump folds at most this many."""
 EVIDENCE_SHOWN = 20
 """The latest evidence a moment lists (it counts them all)."""
-
-
-class Checkpoint(NamedTuple):
-    line: int
-    at: datetime
-    saved: dict[str, Any]
-    usage: int = 0
-    """Usage points folded by then: `usage` is not in `saved` (see `_Recorded`)."""
-
-
-CHECKPOINTED = tuple(name for name in EVENT_AGGREGATES if name != "usage")
-MICROSECOND = timedelta(microseconds=1)
-
-
-class _Recorded(MissionState):
-    """A MissionState that copies its aggregates every `every` lines as it folds, and
-    keeps the time of each evidence line (the latest so far: times in a log may step back).
-
-    The usage series is kept once, as numbers, rather than in every copy: a usage event
-    every few lines would keep each point alive in many copies, as objects the garbage
-    collector walks (a jump would pay for them)."""
-
-    def __init__(self, root: Path, mission_id: str, every: int) -> None:
-        self.every = every
-        super().__init__(root, mission_id)
-
-    def _reset_events(self) -> None:
-        super()._reset_events()
-        self.event_checkpoints: list[Checkpoint] = []
-        self.event_lines = array("Q")
-        self.usage_series = (array("q"), array("d"), array("q"), array("q"), array("q"))
-        """Every usage point folded: microseconds since EPOCH, usd, tokens, steps, line."""
-
-    def _reset_evidence(self) -> None:
-        super()._reset_evidence()
-        self.evidence_checkpoints: list[Checkpoint] = []
-        self.evidence_marks = array("Q")
-        self.evidence_lines = array("Q")
-        self.evidence_times = array("d")
-
-    def _on_event(self, event: Any, line: int) -> None:
-        super()._on_event(event, line)
-        at, usd, tokens, steps, lines = self.usage_series
-        if event.type == "usage":
-            point = self.usage[-1]
-            at.append((point.at - EPOCH) // MICROSECOND)
-            usd.append(point.usd)
-            tokens.append(point.tokens)
-            steps.append(point.steps)
-            lines.append(point.line)
-        if line - (self.event_lines[-1] if self.event_lines else 0) >= self.every:
-            saved = self.saved(CHECKPOINTED)
-            self.event_checkpoints.append(Checkpoint(line, event.at, saved, len(at)))
-            self.event_lines.append(line)
-
-    def usage_until(self, count: int) -> deque[UsagePoint]:
-        """The usage aggregate as it was after `count` usage points."""
-        at, usd, tokens, steps, lines = self.usage_series
-        return deque(
-            (
-                UsagePoint(EPOCH + at[i] * MICROSECOND, usd[i], tokens[i], steps[i], lines[i])
-                for i in range(max(0, count - USAGE_POINTS), count)
-            ),
-            maxlen=USAGE_POINTS,
-        )
-
-    def _on_evidence(self, item: Any, line: int) -> None:
-        super()._on_evidence(item, line)
-        times = self.evidence_times
-        stamp = item.at.timestamp()
-        times.append(max(stamp, times[-1]) if times else stamp)
-        self.evidence_lines.append(line)
-        if line - (self.evidence_marks[-1] if self.evidence_marks else 0) >= self.every:
-            saved = self.saved(EVIDENCE_AGGREGATES)
-            self.evidence_checkpoints.append(Checkpoint(line, item.at, saved))
-            self.evidence_marks.append(line)
 
 
 # ---- what a frame shows ---------------------------------------------------------------------
@@ -213,19 +137,87 @@ class Frame:
 
 
 class Replay:
-    """One mission, replayable at any line of its events log."""
+    """One mission, replayable at any line of its events log.
 
-    def __init__(self, root: Path | str, mission_id: str, every: int = CHECKPOINT_LINES) -> None:
+    With `cached` (the default), logs replayed before start at the end of what was
+    verified then, from the user's cache folder (`store.analysis.replay_cache`), and
+    what is read and verified whole is kept there for the next replay."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        mission_id: str,
+        every: int = CHECKPOINT_LINES,
+        cached: bool = True,
+    ) -> None:
         self.workspace = Workspace(root)
-        self.mission = _Recorded(self.workspace.root, mission_id, every)
-        self.workspace.missions[mission_id] = self.mission
+        self.every = every
+        self.cache = open_cache(self.workspace.root) if cached else None
+        self._resumed = False
+        self.mission = self._recorded(mission_id)
+
+    def _recorded(self, mission_id: str) -> Recorded:
+        mission = Recorded(self.workspace.root, mission_id, self.every)
+        self.workspace.missions[mission_id] = mission
+        return mission
+
+    def _read_anew(self) -> None:
+        """Drop the fold and read the logs again from their first line, the cache aside
+        (IO); what is read whole is kept in the cache again."""
+        self._resumed = True
+        self.mission = self._recorded(self.mission.id)
+        self.refresh()
 
     def refresh(self) -> bool:
-        """Read what changed in the mission's folder (of the logs, only what was appended);
-        False when the mission's folder is not there."""
+        """Read what changed in the mission's folder (of the logs, only what was appended;
+        the first time, only what came after their cached prefix); False when the
+        mission's folder is not there."""
         self.workspace.load_settings()
+        if self.cache is not None and not self._resumed:
+            self._resumed = True
+            replay_cache.resume(self.mission, self.cache)
         self.workspace.apply([mission_dir(self.mission.id)])
+        if self.cache is not None:
+            replay_cache.keep(self.mission, self.cache)
         return self.mission.exists()
+
+    @property
+    def trusting(self) -> bool:
+        """Whether a log's prefix was taken from the cache and not hashed again since:
+        cached, not verified (`verify`)."""
+        return any(
+            reader is not None and reader.trusted is not None
+            for reader in (self.mission.events, self.mission.evidence)
+        )
+
+    def verify(self, changed_only: bool = False) -> bool:
+        """Hash again the bytes of each log taken on trust from the cache (IO, the whole
+        log: sha256 only, nothing parsed again); with `changed_only`, only of a log
+        written since it was verified (its `replay_cache.signature` differs: the kernel
+        vouches for the others). True when they are what was verified (or nothing was
+        taken on trust); else the replay starts again from the first line of each log,
+        the cache aside, and reads them (IO), and False."""
+        for reader in (self.mission.events, self.mission.evidence):
+            if reader is None or reader.trusted is None:
+                continue
+            opened = open_on_disk(self.workspace.root, reader.relpath)
+            whole = sha256()
+            if isinstance(opened, Problem):
+                intact = False
+            else:
+                with opened:
+                    kept = self.mission.verified.get(reader.relpath)
+                    if changed_only and kept == replay_cache.signature(opened.info):
+                        continue
+                    intact = all(
+                        verify_prefix(opened, end, digest, start, whole)
+                        for start, end, digest in reader.spans()
+                    )
+            if not intact:
+                self._read_anew()
+                return False
+            reader.confirm(reader.offset, whole)
+        return True
 
     @property
     def settings(self) -> Settings:
@@ -239,22 +231,32 @@ class Replay:
 
     def frame(self, seq: int) -> Frame:
         """The mission as of event `seq` (1..last_seq), as of the one before, and what
-        changed. Reads at most `every` lines of each log."""
+        changed. Reads at most `every` lines of each log (a checkpoint from the cache
+        that does not decode: the logs again from the start, the cache aside)."""
+        try:
+            return self._frame(seq)
+        except (StateError, msgspec.MsgspecError):
+            if not self.mission.verified:  # not resumed from the cache
+                raise
+        self._read_anew()
+        return self._frame(seq)
+
+    def _frame(self, seq: int) -> Frame:
         last = self.last_seq
         if not 1 <= seq <= last:
             raise ValueError(f"no event {seq}: the events log has {last} lines")
         source = self.mission
         assert source.events is not None  # last_seq > 0
-        start = _checkpoint(source.event_checkpoints, source.event_lines, seq - 1)
-        first = start.line if start else 0
-        lines = source.events.read_window(first, seq - first)
         before = _fresh(source)
-        if start is not None:
-            before.restore(start.saved)
-            before.usage = source.usage_until(start.usage)
+        index = source.event_checkpoint(seq - 1)
+        first, start_at = 0, None
+        if index is not None:
+            first = source.event_checkpoints[index].line
+            start_at = source.restore_events(before, index)
+        lines = source.events.read_window(first, seq - first)
         earlier = [(n, r) for n, r in lines[:-1] if not isinstance(r, Problem)]
         _fold(before._on_event, earlier)
-        at_before = earlier[-1][1].at if earlier else (start.at if start else None)
+        at_before = earlier[-1][1].at if earlier else start_at
         _, record = lines[-1]
         at = at_before if isinstance(record, Problem) else record.at
         evidence_before = self._evidence_line(at_before)
@@ -262,6 +264,8 @@ class Replay:
         later = self._evidence(before, evidence_before, evidence)
         after = _fresh(source)
         after.restore(before.saved(EVENT_AGGREGATES + EVIDENCE_AGGREGATES))
+        if evidence < evidence_before:  # the event's time steps back: less evidence by then
+            self._evidence(after, evidence, evidence)
         _fold(after._on_evidence, later)
         if not isinstance(record, Problem):
             after._on_event(record, seq)
@@ -271,23 +275,38 @@ class Replay:
         return Frame(moment, previous, changes(previous, moment), last)
 
     def _evidence_line(self, at: datetime | None) -> int:
-        """The last evidence line as of `at` (0: none)."""
-        if at is None:
+        """The last evidence line whose time, and every time before it, is at most `at`
+        (0: none). Reads at most `every` lines."""
+        reader = self.mission.evidence
+        if at is None or reader is None:
             return 0
-        index = bisect_right(self.mission.evidence_times, at.timestamp())
-        return self.mission.evidence_lines[index - 1] if index else 0
+        limit = at.timestamp()
+        found, latest, then = self.mission.evidence_span(limit)
+        stop = len(reader.line_starts) if then is None else then
+        for line, record in reader.read_window(found, stop - found):
+            if isinstance(record, Problem):
+                continue
+            latest = max(latest, record.at.timestamp())
+            if latest > limit:
+                break
+            found = line
+        return found
 
     def _evidence(self, state: MissionState, upto: int, then: int) -> list[tuple[int, Any]]:
-        """Fold evidence lines 1..`upto` into `state` (restored at a checkpoint); return the
+        """Give `state` the fold of evidence lines 1..`upto` (whatever it held); return the
         records of the lines after it, up to `then`."""
         source = self.mission
-        start = _checkpoint(source.evidence_checkpoints, source.evidence_marks, upto)
-        first = start.line if start else 0
-        if start is not None:
-            state.restore(start.saved)
-        if source.evidence is None or then <= first:
+        index = source.evidence_checkpoint(upto)
+        first = 0
+        if index is None:
+            state._reset_evidence()
+        else:
+            first = source.evidence_checkpoints[index].line
+            source.restore_evidence(state, index)
+        stop = max(upto, then)
+        if source.evidence is None or stop <= first:
             return []
-        window = source.evidence.read_window(first, then - first)
+        window = source.evidence.read_window(first, stop - first)
         records = [(n, r) for n, r in window if not isinstance(r, Problem)]
         _fold(state._on_evidence, [(n, r) for n, r in records if n <= upto])
         return [(n, r) for n, r in records if n > upto]
@@ -304,12 +323,6 @@ class Replay:
         _as_of(state, self.mission, at)
         state.until = (seq, evidence)
         return moment(state, seq, at, record, now, self.settings, evidence)
-
-
-def _checkpoint(checkpoints: list[Checkpoint], lines: array[int], line: int) -> Checkpoint | None:
-    """The last checkpoint at or before `line`."""
-    index = bisect_right(lines, line)
-    return checkpoints[index - 1] if index else None
 
 
 def _fold(on_record: Any, records: Iterable[tuple[int, Any]]) -> None:

@@ -358,3 +358,19 @@ def test_the_last_event_equals_the_live_state(ops: list[Op]) -> None:
         }
         assert [e.id for e in shown.evidence] == [e.id for _, e in state.recent_evidence][-20:]
         assert sorted(map(str, shown.problems)) == sorted(map(str, state.problems()))
+
+
+@pytest.mark.parametrize("every", [1, 1000])
+def test_an_event_whose_time_steps_back_shows_the_evidence_of_its_own_time(
+    tmp_path: Path, every: int
+) -> None:
+    built = mission(tmp_path, "m")
+    built.event("heartbeat", at=T0 + timedelta(seconds=2))  # 1
+    built.evidence("s1", at=T0 + timedelta(seconds=1))
+    built.event("heartbeat", at=T0)  # 2: before the evidence
+    replay = Replay(tmp_path, "m", every=every)
+    replay.refresh()
+    frame = replay.frame(2)
+    assert [e.id for e in frame.previous.evidence] == ["e1"]
+    assert frame.previous.evidence_lines == 1
+    assert frame.moment.evidence == () and frame.moment.evidence_lines == 0

@@ -1,0 +1,93 @@
+"""The Replay tab's feed starts from the cache, then hashes what it took on trust: a log
+edited in place behind an append is read again and its frame shown again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from hud.app import HudApp
+from hud.replaying import ReplayFeed
+from store.analysis.replay import Frame
+from tests.factory import T0, Mission, chain, mission, stamp
+from tests.hud.test_replay_review import open_tab, shows
+
+LINES = 1030
+"""Past the first checkpoint (every 1,024 lines): a frame after it starts from the cache."""
+
+
+def edited_behind_an_append(built: Mission) -> None:
+    """s2 'running' (line 10, before the checkpoint) becomes 'blocked' in place (the same
+    size), then one event is appended."""
+    log = built.dir / "events.jsonl"
+    data = log.read_bytes()
+    at = data.index(b'"step":"s2","plan_version":1,"state":"running"')
+    edited = data[:at] + data[at:].replace(b'"running"', b'"blocked"', 1)
+    log.write_bytes(edited)
+    built.event("heartbeat")
+
+
+@pytest.fixture
+def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Mission:
+    """gamma: s1 running, s2 running at line 10, heartbeats to line LINES; replayed once
+    (kept in a cache folder of the test's own)."""
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    built = mission(tmp_path / "state", "gamma")
+    records = []
+    for n in range(LINES):
+        fields = {"at": stamp(T0 + timedelta(seconds=n)), "actor": "agent"}
+        if n in (0, 9):
+            step = "s1" if n == 0 else "s2"
+            fields.update(type="step", step=step, plan_version=1, state="running")
+        else:
+            fields.update(type="heartbeat")
+        records.append(fields)
+    (built.dir / "events.jsonl").write_bytes(chain(records))
+    built.clock = T0 + timedelta(seconds=LINES)
+    assert ReplayFeed(built.root, built.id).read(None)[1] == LINES
+    return built
+
+
+def s2(frame: Frame | None) -> str | None:
+    assert frame is not None
+    return next(step.state for step in frame.moment.steps if step.id == "s2")
+
+
+def test_the_feed_hashes_the_cached_prefix_and_reads_an_edited_log_again(
+    cached: Mission,
+) -> None:
+    edited_behind_an_append(cached)
+    feed = ReplayFeed(cached.root, cached.id)
+    frame, last = feed.read(None)
+    assert last == LINES + 1 and s2(frame) == "running"  # the checkpoint, on trust
+    assert not feed.verify()
+    frame, last = feed.read(None)
+    assert last == LINES + 1 and s2(frame) == "blocked"
+    assert feed.verify()
+
+
+def test_an_unchanged_log_is_verified(cached: Mission) -> None:
+    feed = ReplayFeed(cached.root, cached.id)
+    frame, last = feed.read(None)
+    assert last == LINES and s2(frame) == "running"
+    assert feed.verify() and s2(feed.read(None)[0]) == "running"
+
+
+async def test_the_tab_shows_the_edited_log_once_hashed(
+    cached: Mission, make_app: Callable[..., HudApp]
+) -> None:
+    for other in ("alpha", "beta"):
+        mission(cached.root, other)
+    edited_behind_an_append(cached)
+    app = make_app(cached.root, live=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await open_tab(pilot, app, "7")
+        text = await shows(pilot, app, f"seq {LINES + 1} of {LINES + 1}", "s2  ■ blocked")
+        assert "running" not in line_of_step(text, "s2")
+
+
+def line_of_step(text: str, step: str) -> str:
+    return next(line for line in text.splitlines() if line[2:].startswith(f"{step} "))
