@@ -14,6 +14,8 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
+
 from store.format.durable import replace
 
 STATE_ENV = "HUD_NOTIFY_STATE"
@@ -86,9 +88,9 @@ class SentRecord:
 
     def _save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        data = json.dumps({"schema": 1, "targets": self.targets}, separators=(",", ":"))
+        data = msgspec.json.encode({"schema": 1, "targets": self.targets})
         folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            replace(folder, self.name, data.encode(), 0o600)
+            replace(folder, self.name, data, 0o600)
         finally:
             os.close(folder)
