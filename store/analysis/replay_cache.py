@@ -27,7 +27,7 @@ from datetime import datetime
 
 import msgspec
 
-from store.analysis.replay_fold import NO_TIME, UNKEPT, Checkpoint, Recorded
+from store.analysis.replay_fold import NO_TIME, Checkpoint, Recorded
 from store.cache.entry import LogEntry, StateCheckpoint, clean, snapshot
 from store.cache.entry import resume as resume_reader
 from store.cache.logs import load_log, save_log
@@ -114,10 +114,7 @@ def keep(mission: Recorded, cache: Cache) -> None:
         if isinstance(opened, Problem):
             continue
         with opened:
-            try:
-                entry = found.entry(opened.info)
-            except UNKEPT:  # the fold holds what the codec cannot write
-                continue
+            entry = found.entry(opened.info)  # None: changed, or a fold the codec cannot write
         if entry is not None and save_log(cache, mission.root, entry):
             mission.kept[reader.relpath] = (entry.inode, entry.lines)
 

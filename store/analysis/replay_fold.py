@@ -45,9 +45,6 @@ NO_TIME = float("-inf")
 """The latest evidence time before any evidence."""
 Series = tuple[list[Mark], list[UsagePoint]]
 """What a checkpoint's series added: marks of the journal, usage points."""
-UNKEPT = (StateError, OverflowError)
-"""What encoding a fold raises when it holds what the codec cannot write (an integer past
-64 bits, which a log line may hold): no checkpoint there (a jump folds more lines)."""
 _SERIES_ENCODER = msgspec.msgpack.Encoder()
 _SERIES_DECODER = msgspec.msgpack.Decoder(Series)
 
@@ -114,7 +111,7 @@ class Recorded(MissionState):
             self._next_evidence = line + self.every
             try:
                 state = encode_state({name: getattr(self, name) for name in EVIDENCE_AGGREGATES})
-            except UNKEPT:
+            except StateError:
                 return
             head = self.readers[Kind.EVIDENCE].last_hash
             self.add_evidence_checkpoint(Checkpoint(line, item.at, state, b"", self.latest, head))
@@ -135,7 +132,7 @@ class Recorded(MissionState):
                 }
             )
             series = _encode_series(_added(journal, since), _added(usage, since))
-        except UNKEPT:
+        except StateError:
             return
         finally:
             ledger.journal = journal

@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from store.cache.state import encode_state
+from store.cache.state import StateError, encode_state
 from store.format.confined import Readable
 from store.format.load import MAX_LINE_BYTES, LogReader
 
@@ -98,8 +98,13 @@ class Snapshot(msgspec.Struct, frozen=True):
 
     def entry(self, info: os.stat_result) -> LogEntry | None:
         """The entry, when the file (`info`, its fstat now) is still what was read: the
-        same inode, and exactly `offset` bytes (else nothing is kept this time)."""
+        same inode, and exactly `offset` bytes, and a fold the codec can write (else nothing
+        is kept this time)."""
         if info.st_ino != self.inode or info.st_size != self.offset:
+            return None
+        try:
+            saved = encode_state(self.saved)
+        except StateError:  # the fold holds what the codec cannot write: not kept
             return None
         return LogEntry(
             self.relpath,
@@ -114,7 +119,7 @@ class Snapshot(msgspec.Struct, frozen=True):
             self.head,
             self.digest,
             self.line_starts,
-            encode_state(self.saved),
+            saved,
             self.checkpoints,
         )
 

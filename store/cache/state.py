@@ -74,10 +74,14 @@ class StateError(ValueError):
 
 
 def encode_state(saved: dict[str, Any]) -> bytes:
-    """`saved` (aggregate name -> value) as bytes."""
+    """`saved` (aggregate name -> value) as bytes; StateError when it holds what the codec
+    cannot write (an integer past 64 bits, which a log line may hold)."""
     seen: dict[int, int] = {}
-    tree = {name: _encode(value, seen) for name, value in saved.items()}
-    return _ENCODER.encode([STATE_VERSION, tree])
+    try:
+        tree = {name: _encode(value, seen) for name, value in saved.items()}
+        return _ENCODER.encode([STATE_VERSION, tree])
+    except (OverflowError, msgspec.EncodeError, TypeError, ValueError) as exc:
+        raise StateError(f"cannot keep this fold: {exc}") from None
 
 
 def decode_state(data: bytes) -> dict[str, Any]:

@@ -350,6 +350,26 @@ def test_an_append_is_read_from_the_cached_offset(
     assert reader is not None and reader.line_no == 53 and reader.trusted is not None
 
 
+@pytest.mark.parametrize("big", [10**30, 2**64])
+def test_a_fold_the_codec_cannot_write_is_not_kept_and_the_rest_is(
+    cache_dir: Path, tmp_path: Path, big: int
+) -> None:
+    """A log line may hold an integer past 64 bits (an agent's plan version, its tokens):
+    that mission's log is not kept (nor raises), every other one is, and the next open
+    reads it whole with the same result."""
+    root = tmp_path / "state"
+    mission(root, "odd").step("s1", "running", plan_version=big)
+    mission(root, "plain").step("s1", "running")
+    first = open_cached(root)
+    assert first.flush_cache(prune=True) == 1
+    again = open_cached(root)
+    assert again.missions["odd"].events is not None
+    assert again.missions["odd"].events.trusted is None
+    assert again.missions["plain"].events is not None
+    assert again.missions["plain"].events.trusted is not None
+    assert problems(again) == problems(first)
+
+
 # ---- checkpoints (replay's) ------------------------------------------------------------------
 
 
