@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import os
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +19,11 @@ from hud.roles import Identity, Role
 
 if TYPE_CHECKING:
     from hud.opening import Target
+
+LINGER_SECONDS = 0.3
+"""How long a quitting HUD waits for its threads: a write (a decision, an edit) ends in
+milliseconds; a read of a huge log (the first scan, a replay's first read) does not, and
+is dropped (`q` always quits within a second)."""
 
 
 def open_app(
@@ -60,8 +70,38 @@ def open_app(
             saves=saves,
             opening=opening,
         )
-        app.run()
+        loop = asyncio.new_event_loop()
+        app.run(loop=loop)
     finally:
         if small is not None:
             small.close()
-    return app.return_code or 0
+    code = app.return_code or 0
+    _close(loop, code)
+    return code
+
+
+def _close(loop: asyncio.AbstractEventLoop, code: int) -> None:
+    """Close the app's loop as `asyncio.run` does, except that its reads are not waited
+    for: after LINGER_SECONDS a thread still reading ends with the process (os._exit,
+    once what was printed is flushed, with the app's exit `code`) instead of holding it."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()  # idle executor threads end; a busy one finishes its read first
+    deadline = time.monotonic() + LINGER_SECONDS
+    for thread in _busy():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if _busy():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+
+
+def _busy() -> list[threading.Thread]:
+    """The threads that would hold the process at exit (not daemons, not this one)."""
+    current = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()]
