@@ -17,7 +17,7 @@ from textual.widgets import TabbedContent
 
 from hud import view_settings
 from hud.app import HudApp
-from hud.screens.approvals import ApprovalsScreen
+from hud.screens.approvals import ApprovalsScreen, RequestScreen
 from hud.screens.help import HelpScreen
 from hud.screens.metrics import MetricsScreen
 from hud.screens.mission import MissionScreen
@@ -57,14 +57,15 @@ def running(state_dir: Path, make_app: Callable[..., HudApp]) -> Running:
 
 async def test_metrics_opens_from_every_screen(running: Running) -> None:
     async with running() as (app, pilot):
-        for opener in (
-            lambda: app.open_mission("alpha"),
-            lambda: app.action_problems(),
-            lambda: app.action_approvals(),
-            lambda: app.open_request("beta", "r1"),
+        for opener, kind in (
+            (lambda: app.open_mission("alpha"), MissionScreen),
+            (lambda: app.action_problems(), ProblemsScreen),
+            (lambda: app.action_approvals(), ApprovalsScreen),
+            (lambda: app.open_request("beta", "r1"), RequestScreen),
         ):
             opener()
-            await pilot.pause(0.2)
+            await until(pilot, lambda kind=kind: isinstance(app.screen, kind))
+            await pilot.pause()
             under = app.screen
             assert not isinstance(under, MetricsScreen)
             await pilot.press("M")
