@@ -20,7 +20,8 @@ import pytest
 
 from tests.small_support import REPO, VALID, small_fixture
 
-pytestmark = pytest.mark.wheel
+# one worker runs them all: the wheel and its venv (module fixtures) are built once a run
+pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel")]
 
 PACKAGES = ("store", "hud", "widgets", "themes", "simulator", "agentside")
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

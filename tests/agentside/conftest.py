@@ -141,6 +141,30 @@ def agent(
 
 
 @pytest.fixture
+def approved(
+    root: Path, agent: Callable[..., Ran], approver: Callable[..., Approver], tmp_path: Path
+) -> Callable[..., Ran]:
+    """`approved(request_id, **step)`: plan one step `deploy` (with `step`'s fields), then
+    `hud agent request --wait` for it as `request_id` while the approver decides it; the
+    request's run, which must have exited 0."""
+
+    def ask(request_id: str, **step: Any) -> Ran:
+        plan = tmp_path / "plan.json"
+        plan.write_text(json.dumps({"steps": [{"id": "deploy", "title": "Deploy", **step}]}))
+        assert agent("plan", root, "--mission", MISSION, plan).code == 0
+        decided = approver()
+        asked = agent(
+            "request", root, "--mission", MISSION, "--step", "deploy", "--tool", "deploy",
+            "--id", request_id, "--wait", "10",
+        )  # fmt: skip
+        decided.join()
+        assert asked.code == 0, asked.err
+        return asked
+
+    return ask
+
+
+@pytest.fixture
 def valid(root: Path) -> Iterator[None]:
     """After the test, `hud check` finds nothing at all: no error, no warning."""
     yield

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -170,18 +169,9 @@ def test_only_the_waiter_holding_the_lease_may_use_an_approval_it_did_not_hand_o
 
 
 def test_request_wait_hands_an_approval_on_to_authorize(
-    root: Path, agent: Callable[..., Ran], approver: Callable[..., Any], tmp_path: Path
+    root: Path, agent: Callable[..., Ran], approved: Callable[..., Ran]
 ) -> None:
-    plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"steps": [{"id": "deploy", "title": "Deploy"}]}))
-    assert agent("plan", root, "--mission", MISSION, plan).code == 0
-    decided = approver()
-    asked = agent(
-        "request", root, "--mission", MISSION, "--step", "deploy", "--tool", "deploy",
-        "--id", "r1", "--wait", "10",
-    )  # fmt: skip
-    decided.join()
-    assert asked.code == 0, asked.err
+    approved("r1")
     assert waiter_states(root, MISSION, "r1") == {"received"}
     assert waiting(root, MISSION, "r1") is False  # it left, after it saw the approval
     assert agent("authorize", root, "--mission", MISSION, "r1").code == 0

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentside.output import EXIT_ALREADY, EXIT_REFUSED
-from tests.agentside.conftest import MISSION, Approver, Ran
+from tests.agentside.conftest import MISSION, Ran
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "ship/deploy-1/run-1"
@@ -27,22 +27,11 @@ def _attempts(root: Path) -> list[dict[str, object]]:
 def test_a_crash_between_authorize_and_the_effect_resumes_without_a_second_run(
     root: Path,
     agent: Callable[..., Ran],
-    approver: Callable[..., Approver],
+    approved: Callable[..., Ran],
     tmp_path: Path,
     valid: None,
 ) -> None:
-    plan = tmp_path / "plan.json"
-    plan.write_text(
-        json.dumps({"steps": [{"id": "deploy", "title": "Deploy", "risk": "external_write"}]})
-    )
-    assert agent("plan", root, "--mission", MISSION, plan).code == 0
-    decided = approver()
-    asked = agent(
-        "request", root, "--mission", MISSION, "--step", "deploy", "--tool", "deploy",
-        "--id", "deploy-1", "--wait", "10",
-    )  # fmt: skip
-    decided.join()
-    assert asked.code == 0, asked.err
+    approved("deploy-1", risk="external_write")
 
     effect = tmp_path / "deployed"
     crashing = (

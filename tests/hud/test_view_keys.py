@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
+import pytest
+from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
 from hud import view_settings
 from hud.app import HudApp
-from hud.screens.approvals import ApprovalsScreen
+from hud.screens.approvals import ApprovalsScreen, RequestScreen
 from hud.screens.help import HelpScreen
 from hud.screens.metrics import MetricsScreen
 from hud.screens.mission import MissionScreen
@@ -31,27 +34,38 @@ def saved() -> dict[str, object]:
     return tomllib.loads(file.read_text()) if file.exists() else {}
 
 
-async def started(pilot: object, app: HudApp) -> None:
-    await until(pilot, lambda: app.scanned.is_set())  # type: ignore[arg-type]
+Running = Callable[..., AbstractAsyncContextManager[tuple[HudApp, Pilot[None]]]]
+
+
+@pytest.fixture
+def running(state_dir: Path, make_app: Callable[..., HudApp]) -> Running:
+    """`async with running(**options) as (app, pilot)`: a HUD on `state_dir` at SIZE,
+    its first scan done."""
+
+    @asynccontextmanager
+    async def run(**options: object) -> AsyncIterator[tuple[HudApp, Pilot[None]]]:
+        app = make_app(state_dir, **options)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.scanned.is_set())
+            yield app, pilot
+
+    return run
 
 
 # ---- M everywhere -------------------------------------------------------------------------
 
 
-async def test_metrics_opens_from_every_screen(
-    state_dir: Path, make_app: Callable[..., HudApp]
-) -> None:
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, app)
-        for opener in (
-            lambda: app.open_mission("alpha"),
-            lambda: app.action_problems(),
-            lambda: app.action_approvals(),
-            lambda: app.open_request("beta", "r1"),
+async def test_metrics_opens_from_every_screen(running: Running) -> None:
+    async with running() as (app, pilot):
+        for opener, kind in (
+            (lambda: app.open_mission("alpha"), MissionScreen),
+            (lambda: app.action_problems(), ProblemsScreen),
+            (lambda: app.action_approvals(), ApprovalsScreen),
+            (lambda: app.open_request("beta", "r1"), RequestScreen),
         ):
             opener()
-            await pilot.pause(0.2)
+            await until(pilot, lambda kind=kind: isinstance(app.screen, kind))
+            await pilot.pause()
             under = app.screen
             assert not isinstance(under, MetricsScreen)
             await pilot.press("M")
@@ -60,12 +74,8 @@ async def test_metrics_opens_from_every_screen(
             await until(pilot, lambda under=under: app.screen is under)
 
 
-async def test_m_in_a_filter_is_typed_not_a_key(
-    state_dir: Path, make_app: Callable[..., HudApp]
-) -> None:
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, app)
+async def test_m_in_a_filter_is_typed_not_a_key(running: Running) -> None:
+    async with running() as (app, pilot):
         await pilot.press("slash", "M")
         await pilot.pause(0.1)
         assert not isinstance(app.screen, MetricsScreen)
@@ -83,19 +93,17 @@ def with_problems(root: Path) -> None:
         log.write(b"not json\n")
 
 
-async def open_problems(pilot: object, app: HudApp) -> ProblemList:
-    await started(pilot, app)
-    await pilot.press("exclamation_mark")  # type: ignore[attr-defined]
-    await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))  # type: ignore[arg-type]
+async def open_problems(pilot: Pilot[None], app: HudApp) -> ProblemList:
+    await pilot.press("exclamation_mark")
+    await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
     listing = app.screen.query_one(ProblemList)
-    await until(pilot, lambda: listing.option_count >= 4)  # type: ignore[arg-type]
+    await until(pilot, lambda: listing.option_count >= 4)
     return listing
 
 
-async def test_problems_list_errors_first(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
+async def test_problems_list_errors_first(state_dir: Path, running: Running) -> None:
     with_problems(state_dir)
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running() as (app, pilot):
         listing = await open_problems(pilot, app)
         texts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
         assert texts[0].startswith("■ gamma") and "✗ error" in texts[1], texts
@@ -103,37 +111,28 @@ async def test_problems_list_errors_first(state_dir: Path, make_app: Callable[..
 
 
 async def test_enter_on_a_problem_opens_its_mission_at_its_tab(
-    state_dir: Path, make_app: Callable[..., HudApp]
+    state_dir: Path, running: Running
 ) -> None:
     with_problems(state_dir)
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running() as (app, pilot):
         listing = await open_problems(pilot, app)
-        listing.highlighted = 1  # gamma's evidence error
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
-        screen = app.screen
-        assert isinstance(screen, MissionScreen) and screen.mission_id == "gamma"
-        await until(pilot, lambda: screen.query_one(TabbedContent).active == "evidence")
-        await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
-        listing.highlighted = 3  # alpha's events warning
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
-        screen = app.screen
-        assert isinstance(screen, MissionScreen) and screen.mission_id == "alpha"
-        await until(pilot, lambda: screen.query_one(TabbedContent).active == "execution")
+        # gamma's evidence error, then (back on the list) alpha's events warning
+        for row, mission_id, tab in ((1, "gamma", "evidence"), (3, "alpha", "execution")):
+            await until(pilot, lambda: isinstance(app.screen, ProblemsScreen))
+            listing.highlighted = row
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, MissionScreen))
+            screen = app.screen
+            assert isinstance(screen, MissionScreen) and screen.mission_id == mission_id
+            await until(pilot, lambda s=screen, t=tab: s.query_one(TabbedContent).active == t)
+            await pilot.press("escape")
 
 
 # ---- help ---------------------------------------------------------------------------------
 
 
-async def test_help_says_escape_clears_the_filter(
-    state_dir: Path, make_app: Callable[..., HudApp]
-) -> None:
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, app)
+async def test_help_says_escape_clears_the_filter(running: Running) -> None:
+    async with running() as (app, pilot):
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         table = app.screen.query_one("#keys")
@@ -144,50 +143,34 @@ async def test_help_says_escape_clears_the_filter(
 # ---- remembered per user ------------------------------------------------------------------
 
 
-async def test_the_theme_is_remembered(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, app)
+async def test_the_theme_is_remembered(state_dir: Path, running: Running) -> None:
+    async with running() as (app, pilot):
         first = app.theme
         await pilot.press("ctrl+t")
         await until(pilot, lambda: saved().get("theme") == app.theme != first)
         chosen = app.theme
     assert not view_settings.path().is_relative_to(state_dir)
-    again = make_app(state_dir)
-    async with again.run_test(size=SIZE) as pilot:
-        await started(pilot, again)
+    async with running() as (again, pilot):
         assert again.theme == chosen
-    flagged = make_app(state_dir, theme=first)  # --theme still wins
-    async with flagged.run_test(size=SIZE) as pilot:
-        await started(pilot, flagged)
+    async with running(theme=first) as (flagged, pilot):  # --theme still wins
         assert flagged.theme == first
 
 
-async def test_the_approvals_toggle_is_remembered(
-    state_dir: Path, make_app: Callable[..., HudApp]
-) -> None:
-    app = make_app(state_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, app)
+async def test_the_approvals_toggle_is_remembered(running: Running) -> None:
+    async with running() as (app, pilot):
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
         await pilot.press("h")
         await until(pilot, lambda: saved().get("approvals_all") is True)
-    again = make_app(state_dir)
-    async with again.run_test(size=SIZE) as pilot:
-        await started(pilot, again)
+    async with running() as (again, pilot):
         await pilot.press("a")
         await until(pilot, lambda: isinstance(again.screen, ApprovalsScreen))
         screen = again.screen
         assert isinstance(screen, ApprovalsScreen) and screen.everything
 
 
-async def test_read_only_remembers_nothing_and_a_bad_file_is_ignored(
-    state_dir: Path, make_app: Callable[..., HudApp]
-) -> None:
-    app = make_app(state_dir, read_only=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, app)
+async def test_read_only_remembers_nothing_and_a_bad_file_is_ignored(running: Running) -> None:
+    async with running(read_only=True) as (_, pilot):
         await pilot.press("ctrl+t")
         await pilot.pause(0.3)
     assert not view_settings.path().exists()
