@@ -4,6 +4,8 @@ Replay tab's first read of the events log (cli.launch does not wait for such rea
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,37 +30,39 @@ def huge(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def quit_seconds(hud: PtyHud) -> float:
-    """Seconds from pressing q to the process having ended (10 at most)."""
-    pressed = time.monotonic()
-    hud.press("q")
-    hud.pump_until(lambda: not hud.process.isalive(), timeout=10)
-    return time.monotonic() - pressed
-
-
-def test_q_during_the_first_scan(huge: Path) -> None:
-    hud = PtyHud([str(huge)], cols=100, rows=30)
+@contextmanager
+def hud_on(root: Path) -> Iterator[PtyHud]:
+    hud = PtyHud([str(root)], cols=100, rows=30)
     try:
-        hud.wait_for("scanning")
-        took = quit_seconds(hud)
-        assert took < 1.0, f"q took {took:.2f} s while the scan read"
-        assert hud.close() == 0
+        yield hud
     finally:
         if hud.process.isalive():
             hud.process.terminate(force=True)
 
 
+def quit_seconds(hud: PtyHud) -> float:
+    """Seconds from pressing q to the process having ended with 0 (10 at most)."""
+    pressed = time.monotonic()
+    hud.press("q")
+    hud.pump_until(lambda: not hud.process.isalive(), timeout=10)
+    took = time.monotonic() - pressed
+    assert hud.close() == 0
+    return took
+
+
+def test_q_during_the_first_scan(huge: Path) -> None:
+    with hud_on(huge) as hud:
+        hud.wait_for("scanning")
+        took = quit_seconds(hud)
+    assert took < 1.0, f"q took {took:.2f} s while the scan read"
+
+
 def test_q_during_the_replay_tab_s_first_read(huge: Path) -> None:
-    hud = PtyHud([str(huge)], cols=100, rows=30)
-    try:
+    with hud_on(huge) as hud:
         hud.wait_for("● live", timeout=120)
         hud.press("\r")
         hud.wait_for("Replay")
         hud.press("7")
         hud.wait_for("Reading the events log")
         took = quit_seconds(hud)
-        assert took < 1.0, f"q took {took:.2f} s while the replay read"
-        assert hud.close() == 0
-    finally:
-        if hud.process.isalive():
-            hud.process.terminate(force=True)
+    assert took < 1.0, f"q took {took:.2f} s while the replay read"

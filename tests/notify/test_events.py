@@ -13,29 +13,6 @@ from tests.notify.receiver import Receiver
 from tests.notify.support import args, file_request, running, until, write_config
 
 
-@pytest.fixture
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "notify.toml"
-    monkeypatch.setenv("HUD_NOTIFY_CONFIG", str(path))
-    monkeypatch.setenv("HUD_NOTIFY_STATE", str(tmp_path / "sent"))
-    write_config(path)
-    return path
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "state"
-    root.mkdir()
-    mission(root, "alpha").step("s1", "running")
-    return root
-
-
-@pytest.fixture
-def receiver() -> Receiver:
-    with Receiver() as receiver:
-        yield receiver
-
-
 def now() -> datetime:
     return datetime.now(UTC)
 
