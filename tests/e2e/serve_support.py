@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,8 +68,14 @@ class Served:
         return descendants(self.process.pid)
 
     def no_child_within(self, seconds: float) -> bool:
-        """Whether every process the server runs ends within `seconds`."""
-        return wait_gone(self.children(), seconds) is not None and not self.children()
+        """Whether every process the server runs has ended and been reaped by it within
+        `seconds` (a zombie counts until then: a busy server reaps a moment later)."""
+        deadline = time.monotonic() + seconds
+        while self.children():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     def stop(self) -> int:
         """SIGTERM, as a service manager stops it; the exit status."""
