@@ -107,14 +107,18 @@ async def test_live_pin_follows_new_events_and_a_paused_replay_stays(
 async def test_play_steps_to_the_newest_then_follows_it(
     state_dir: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(replay_widget, "PLAY_SECONDS", 0.2)
+    monkeypatch.setattr(replay_widget, "PLAY_SECONDS", 60)  # no step before the check
     app = make_app(state_dir, live=False)
     async with app.run_test(size=(100, 40)) as pilot:
         await open_tab(pilot, app, "7")
         await shows(pilot, app, "seq 4 of 4", "● LIVE")
         await pilot.press("p")
         view = replay_view(app)
-        assert view.playing and view.seq == 1
+        assert view.playing and view.seq == 1  # from the first event
+        await pilot.press("p")  # pause there, then play on quickly
+        assert not view.playing and view.seq == 1
+        monkeypatch.setattr(replay_widget, "PLAY_SECONDS", 0.2)
+        await pilot.press("p")
         await until(pilot, lambda: view.live and not view.playing, SLOW)
         await shows(pilot, app, "seq 4 of 4", "● LIVE")
 
