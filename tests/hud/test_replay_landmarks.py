@@ -70,12 +70,17 @@ def view_of(app: HudApp) -> ReplayView:
     return app.screen.query_one(ReplayView)
 
 
-async def open_replay(pilot: Any, app: HudApp) -> ReplayView:
+async def replay_tab(pilot: Any, app: HudApp) -> None:
+    """Open mission "marked" on its Replay tab, once the screen takes keys."""
     await until(pilot, lambda: app.scanned.is_set() and "marked" in app.summaries, SLOW)
     app.open_mission("marked")
     await until(pilot, lambda: isinstance(app.screen, MissionScreen) and app.focused is not None)
     await pilot.press("7")
     await until(pilot, lambda: app.screen.query_one(TabbedContent).active == "replay")
+
+
+async def open_replay(pilot: Any, app: HudApp) -> ReplayView:
+    await replay_tab(pilot, app)
     view = view_of(app)
     await shows(pilot, app, f"seq {EVENTS} of {EVENTS}", "landmarks: previous seq 45")
     return view
@@ -195,10 +200,7 @@ async def test_f_says_so_when_no_problem_cites_an_event(
         built.event("heartbeat")
     app = make_app(root, live=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.scanned.is_set() and "marked" in app.summaries, SLOW)
-        app.open_mission("marked")
-        await until(pilot, lambda: isinstance(app.screen, MissionScreen))
-        await pilot.press("7")
+        await replay_tab(pilot, app)
         await shows(pilot, app, "seq 3 of 3")
         await pilot.press("f")
         await shows(
