@@ -75,6 +75,14 @@ def make_private(folder: Path) -> None:
         raise OSError(f"{folder}: {NOT_PRIVATE} (chmod 700, owned by this user)")
 
 
+def made_serve_folder(root: Path) -> Path:
+    """`serve_folder(root)`, made private to this user (`make_private`: OSError if it is
+    not), as `hud serve` and `hud web` need it before their first session."""
+    folder = serve_folder(root)
+    make_private(folder)
+    return folder
+
+
 def private_folder(folder: Path, root: Path) -> Path | None:
     """`folder` (hud serve's, `serve_folder`) ready for one more file: only this user's,
     outside `root`, room made (the oldest beyond MAX_SAVED - 1 removed); None if it is

@@ -169,9 +169,8 @@ def run(args: argparse.Namespace) -> int:
         key, made = host_key(args.host_key)
     except (OSError, ValueError) as error:
         return _fail(f"host key {args.host_key}: {error}")
-    saves = saving.serve_folder(root)
     try:
-        saving.make_private(saves)
+        saves = saving.made_serve_folder(root)
     except OSError as error:
         return _fail(f"exports folder: {error}")
     say(f"hud serve: {'made a new' if made else 'using the'} host key {args.host_key}")

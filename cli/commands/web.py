@@ -212,9 +212,8 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, str, int, ssl.SSLCont
         return _fail(f"signing key {args.sign_key}: {error}")
     say(f"hud web: {'made a new' if made else 'using the'} signing key {args.sign_key}")
     say(f"hud web: it signs decisions as {key.get_fingerprint('sha256')}")
-    saves = saving.serve_folder(root)
     try:
-        saving.make_private(saves)
+        saves = saving.made_serve_folder(root)
     except OSError as error:
         return _fail(f"exports folder: {error}")
     scheme = "https" if tls is not None else "http"
