@@ -203,7 +203,9 @@ class Child:
             return
         waiting = bool(self._pending)
         self._pending += data
-        if not waiting:
+        if waiting:  # the HUD is not keeping up: pause the client past INPUT_HIGH
+            self._input_paused(len(self._pending) > INPUT_HIGH)
+        else:
             self._flush()
 
     def resize(self, columns: int, rows: int) -> None:

@@ -3,9 +3,11 @@ environment, sizes, the listening address, the host key."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import stat
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +20,10 @@ from cli.commands.serve import listen_address, loopback
 from cli.main import main
 from hud.serve.child import (
     FIXED_PATH,
+    INPUT_HIGH,
     MAX_ENV_NAMES,
     AcceptedEnv,
+    Child,
     child_argv,
     child_env,
     clamp,
@@ -287,3 +291,48 @@ def test_serve_refuses_to_start_on_a_loose_keys_file(
     path.chmod(0o666)
     assert main(["serve", str(tmp_path), "--authorized-keys", str(path)]) == 2
     assert "writable by others" in capsys.readouterr().err
+
+
+HUD_THAT_READS_LATE = """
+import os, sys, time, tty
+tty.setraw(0)
+os.write(1, b"raw")
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)
+while os.read(0, 65536):
+    pass
+"""
+"""A HUD's terminal as Textual sets it (raw, so the pty pushes back), read only once the
+file named by its argument exists."""
+
+
+@pytest.mark.parametrize("chunk", [1, 100, 4096, 65536])
+async def test_keys_the_hud_does_not_read_pause_the_client(chunk: int, tmp_path: Path) -> None:
+    """However the client's keys arrive (one by one or in big chunks, onto keys already
+    waiting or not), the child holds at most INPUT_HIGH plus one chunk before pausing the
+    client, and lets it go on once the HUD has read what waits."""
+    paused: list[bool] = []
+    ready = asyncio.Event()
+    go = tmp_path / "read now"
+    child = await Child.start(
+        [sys.executable, "-c", HUD_THAT_READS_LATE, str(go)],
+        {},
+        (80, 24),
+        lambda data: ready.set() if b"raw" in data else None,
+        paused.append,
+    )
+    try:
+        await asyncio.wait_for(ready.wait(), 30)
+        offered = 0
+        while offered < 4 * 1024 * 1024 and not (paused and paused[-1]):
+            child.write(b"j" * chunk)
+            offered += chunk
+        assert paused and paused[-1], f"{offered} bytes offered and the client never paused"
+        assert len(child._pending) <= INPUT_HIGH + chunk
+        go.touch()
+        deadline = time.monotonic() + 30
+        while paused[-1] and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert not paused[-1], "the HUD read its keys and the client stayed paused"
+    finally:
+        await child.stop()
