@@ -93,3 +93,31 @@ async def test_keys_pressed_before_the_index_is_handed_over(
         await until(pilot, lambda: getattr(app.screen, "mission_id", None) == "beta")
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
+
+
+async def test_the_live_frame_is_drawn_before_the_scan_is_collected(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full collection after the scan (which freezes what it built) and the cache's
+    write come after the frame that says the HUD is live, not before it: at 10,000
+    missions they cost seconds."""
+    import gc
+
+    order: list[str] = []
+    collect, display = gc.collect, HudApp._display
+
+    def collecting(*generation: int) -> int:
+        order.append("collect")
+        return collect(*generation)
+
+    def drawing(app: HudApp, *args: Any) -> None:
+        if app.scanned.is_set() and "live frame" not in order:
+            order.append("live frame")
+        display(app, *args)
+
+    monkeypatch.setattr(gc, "collect", collecting)
+    monkeypatch.setattr(HudApp, "_display", drawing)
+    app = HudApp(state_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: "collect" in order)
+    assert order[:2] == ["live frame", "collect"]
