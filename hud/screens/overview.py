@@ -69,7 +69,6 @@ class OverviewScreen(Filtering, HudScreen):
         return self.query_one(MissionTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.watch(self.table, "cursor", self.show_detail, init=False)
 
     def show_detail(self) -> None:
