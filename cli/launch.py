@@ -55,7 +55,7 @@ def open_app(
     from store.index import prefetch
 
     gc.disable()  # start-up allocates much and frees little; HudApp collects after its scan
-    ahead = prefetch.start(root)  # before any thread exists: it forks
+    small = prefetch.start(root)  # before any thread exists: it forks
     try:
         from hud.app import HudApp
 
@@ -63,7 +63,7 @@ def open_app(
             root,
             read_only=read_only,
             theme=theme,
-            prefetch=ahead,
+            prefetch=small,
             identity=identity,
             signer=signer,
             role=role,
@@ -73,8 +73,8 @@ def open_app(
         loop = asyncio.new_event_loop()
         app.run(loop=loop)
     finally:
-        if ahead is not None:
-            ahead.close()
+        if small is not None:
+            small.close()
     code = app.return_code or 0
     _close(loop, code)
     return code

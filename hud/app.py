@@ -199,25 +199,16 @@ class HudApp(SafeTitles, App[None]):
 
     @work(thread=True, exclusive=True, group="preview")
     def preview(self) -> None:
-        """The rows the prefetch child derived (the first missions', then a SMALL
-        workspace's), shown before the store is even imported here; the scan replaces
-        each with its own."""
-        if self.prefetch is None:
-            return
-        rows = self.prefetch.rows()
-        if rows:
-            self.call_from_thread(self._show_preview, rows)
-        row = self.prefetch.row()
+        """The row the prefetch child derived, shown before the store is even imported
+        here; the scan replaces it with its own."""
+        row = self.prefetch.row() if self.prefetch is not None else None
         if row is not None:
-            self.call_from_thread(self._show_preview, [row])
+            self.call_from_thread(self._show_preview, row)
 
-    def _show_preview(self, rows: list[MissionSummary]) -> None:
-        if self.scanned.is_set():
-            return
-        shown = {row.id for row in rows if row.id not in self.summaries}
-        self.summaries.update((row.id, row) for row in rows if row.id in shown)
-        if shown:
-            self.changed.publish(shown)
+    def _show_preview(self, row: MissionSummary) -> None:
+        if not self.scanned.is_set() and row.id not in self.summaries:
+            self.summaries[row.id] = row
+            self.changed.publish({row.id})
 
     @property
     def workspace(self) -> Workspace:

@@ -38,11 +38,7 @@ class Ask:
 
 
 class ReadAhead(Protocol):
-    """A source's state read elsewhere while the HUD starts (a prefetch child), and the
-    first native missions' rows."""
-
-    def rows(self) -> list[MissionSummary]:
-        """The first native missions' overview rows, as soon as there are any."""
+    """A source's state read elsewhere while the HUD starts (a prefetch child)."""
 
     def row(self) -> MissionSummary | None:
         """Its overview row, as soon as there is one; None if none came."""

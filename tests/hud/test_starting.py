@@ -168,36 +168,3 @@ async def test_the_logs_taken_on_trust_are_not_counted_while_scanning(
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.scanned.is_set() and True in counted)
     assert False not in counted
-
-
-async def test_the_first_missions_show_before_the_scan_reads_them(
-    state_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The prefetch child's rows (`store.index.prefetch`) are on the overview while the
-    scan has not read a mission yet; the scan's own rows replace them."""
-    from store.index import prefetch
-
-    release = threading.Event()
-    walked = hud.app.batches
-
-    def held(*args: Any) -> Any:
-        release.wait(HOLD_SECONDS)
-        yield from walked(*args)
-
-    monkeypatch.setattr(hud.app, "batches", held)
-    ahead = prefetch.start(state_dir)
-    assert ahead is not None
-    app = HudApp(state_dir, live=False, prefetch=ahead)
-    try:
-        async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: set(app.summaries) == {"alpha", "beta", "gamma"})
-            assert not app.scanned.is_set()
-            assert isinstance(app.index, Starting) or not app.index.workspace.missions
-            previewed = dict(app.summaries)
-            release.set()
-            await until(pilot, lambda: app.scanned.is_set())
-            assert app.summaries == previewed  # the same derivation of the same files
-            assert all(app.summaries[m] is not previewed[m] for m in previewed)
-    finally:
-        release.set()
-        ahead.close()

@@ -1,6 +1,5 @@
-"""store.index.prefetch: a forked child reads the first missions and .small/ while the
-HUD starts; the scan adopts its SMALL result only after checking every file against the
-disk."""
+"""store.index.prefetch: a forked child reads .small/ while the HUD starts; the scan
+adopts its result only after checking every file against the disk."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from store.format.row import MissionSummary
 from store.index import prefetch
 from store.index.workspace import Workspace
 from store.sources.small import workspace as small_workspace
-from tests.factory import three_missions
 from tests.small_support import VALID, copy_fixture, spy_parse_yaml
 
 APPENDED = (
@@ -83,22 +81,6 @@ def test_no_small_folder_no_child(tmp_path: Path) -> None:
     assert prefetch.start(tmp_path) is None
 
 
-def test_the_first_missions_rows_come_first_as_the_scan_derives_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(prefetch, "PREVIEW_MISSIONS", 2)
-    three_missions(tmp_path)
-    started = prefetch.start(tmp_path)
-    assert started is not None
-    rows = started.rows()
-    scanned = Workspace(tmp_path)
-    scanned.scan()
-    assert len(rows) == 2  # two of the three: the first the walk found whole
-    assert all(row == scanned.row(row.id) for row in rows)
-    assert started.rows() == [] and started.row() is None and started.result() is None
-    started.close()
-
-
 def test_a_child_that_died_leaves_the_scan_to_parse(tmp_path: Path) -> None:
     root = copy_fixture(VALID, tmp_path)
     started = prefetch.start(root)
@@ -135,18 +117,3 @@ def test_a_row_loads_without_pydantic() -> None:
     code = "import sys, store.format.row; print(sorted(m for m in sys.modules if 'pydantic' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_a_mission_too_large_to_preview_is_left_to_the_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    three_missions(tmp_path)
-    events = tmp_path / "missions" / "beta" / "events.jsonl"
-    monkeypatch.setattr(prefetch, "PREVIEW_BYTES", 64 * 1024)
-    with events.open("a") as log:  # past the budget (valid or not: it is not read)
-        log.write("x" * 64 * 1024 + "\n")
-    started = prefetch.start(tmp_path)
-    assert started is not None
-    shown = {row.id for row in started.rows()}
-    started.close()
-    assert shown == {"alpha", "gamma"}
