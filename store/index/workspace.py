@@ -205,8 +205,9 @@ class Workspace:
         held = self._held(kind)
         if held is None:
             held = kind.make(self._context())
-            self.sources.append(held)
-            self.sources.sort(key=lambda source: KINDS.index(_kind_named(source.kind)))
+            rank = KINDS.index(kind)  # one insert: a scan thread may route paths meanwhile
+            before = [s for s in self.sources if KINDS.index(_kind_named(s.kind)) < rank]
+            self.sources.insert(len(before), held)
         return held
 
     # ---- building and updating -------------------------------------------------------
