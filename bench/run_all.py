@@ -9,7 +9,6 @@ from pathlib import Path
 BENCHES = (
     "bench.check_speed",
     "bench.append_cost",
-    "bench.hud_start",
     "bench.first_paint",
     "bench.hud_latency",
     "bench.hud_memory",

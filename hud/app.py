@@ -305,14 +305,18 @@ class HudApp(SafeTitles, App[None]):
     def _scan_done(self) -> None:
         self.scanned.set()
         self._publish(None)
-        self.feed.keep(self.workspace, prune=True)
-        # What the scan built lives as long as the HUD: keep it out of the cyclic
-        # collector's full passes, which otherwise stall the screen for 100+ ms.
-        # (`hud` starts with the collector off: imports and the scan run without it.)
+        self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
+        self.call_after_refresh(self._settle)  # the live frame first
+
+    def _settle(self) -> None:
+        """After the scan's last frame: what the scan built lives as long as the HUD, so
+        it is kept out of the cyclic collector's full passes, which otherwise stall the
+        screen for 100+ ms (`hud` starts with the collector off: imports and the scan
+        run without it); the logs verified are written into the cache."""
         gc.collect()
         gc.freeze()
         gc.enable()
-        self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
+        self.feed.keep(self.workspace, prune=True)
 
     def _publish(self, touched: set[str] | None) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens."""

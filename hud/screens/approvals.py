@@ -81,7 +81,6 @@ class ApprovalsScreen(Filtering, HudScreen):
         return self.query_one(QueueTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.set_interval(COUNTDOWN_SECONDS, self._tick)
 
     def _tick(self) -> None:
@@ -207,7 +206,6 @@ class RequestScreen(HudScreen):
         yield HudFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.sub_title = f"{self.mission_id}/{self.request_id}"
         self.set_interval(COUNTDOWN_SECONDS, self._tick)
 

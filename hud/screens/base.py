@@ -63,6 +63,9 @@ class HudScreen(SafeTitles, Screen[None]):
         return cast("Hud", self.app)
 
     def on_mount(self) -> None:
+        """Follow the app's changes. Textual calls the `on_mount` of every class of a
+        screen, this one included: a subclass's must not call it again (it would
+        subscribe twice, and every change would be shown twice)."""
         self.hud.changed.subscribe(self, self._on_changed)
         self.app.theme_changed_signal.subscribe(self, lambda _: self._on_changed(None))
         if isinstance(self.hud.index, Indexed):  # mid-scan too: what is read so far
@@ -89,6 +92,7 @@ class HudScreen(SafeTitles, Screen[None]):
             return
         summaries = self.hud.summaries.values()
         found = Counter(s.status for s in summaries)
+        scanning = not self.hud.scanned.is_set()
         followed: tuple[str, ...] = ()
         match self.hud.index:
             case Starting():
@@ -103,9 +107,9 @@ class HudScreen(SafeTitles, Screen[None]):
             problems=sum(s.problems for s in summaries) + loose,
             pending=sum(s.pending for s in summaries),
             watch=self.hud.watch_health,
-            unverified=self.hud.unverified_logs,
+            unverified=0 if scanning else self.hud.unverified_logs,  # not shown: no count
             read_only=self.hud.read_only,
-            scanning=not self.hud.scanned.is_set(),
+            scanning=scanning,
             variables=self.app.theme_variables,
         )
 

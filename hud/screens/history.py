@@ -75,7 +75,6 @@ class HistoryScreen(HudScreen):
         return self.query_one("#revisions", KeyedTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.sub_title = f"{self.mission_id} history"
         self.load()
 

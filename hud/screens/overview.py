@@ -18,7 +18,6 @@ from textual.widgets import Static
 
 from hud.first_run import Place, guidance, make_state_dir, place_of
 from hud.screens.base import HudScreen, home_relative
-from hud.screens.decide import ConfirmDialog
 from widgets.columns import DetailLine
 from widgets.filter import FilterField, Filtering, filter_bindings, matches
 from widgets.footer import HudFooter
@@ -70,7 +69,6 @@ class OverviewScreen(Filtering, HudScreen):
         return self.query_one(MissionTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.watch(self.table, "cursor", self.show_detail, init=False)
 
     def show_detail(self) -> None:
@@ -152,6 +150,8 @@ class OverviewScreen(Filtering, HudScreen):
         return super().check_action(action, parameters)
 
     def action_make_state_dir(self) -> None:
+        from hud.screens.decide import ConfirmDialog  # a dialog not on the first screen
+
         question = Text("Make ", style="bold")
         question.append_text(safe(home_relative(self.hud.root)))
         question.append(" a state directory? ", style="bold")

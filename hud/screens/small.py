@@ -185,7 +185,6 @@ class SmallScreen(RowScreen[SmallWorkspace]):
         self._focus_active()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.call_after_refresh(self._focus_active)
 
     def _focus_active(self) -> None:

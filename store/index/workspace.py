@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from store.cache import open_cache
 from store.cache.prefix import PrefixIndex
@@ -35,10 +35,13 @@ from store.format.records import Settings
 from store.format.row import MissionStatus, MissionSummary
 from store.index.scrub import Scrubbed
 from store.sources.base import Captures, Source
-from store.sources.registry import KINDS, LoopexecDir, LoopxSource, SmallWorkspace, sources_for
+from store.sources.registry import KINDS, STATE_FOLDERS, Context, SourceKind, sources_for
+
+if TYPE_CHECKING:
+    from store.sources.registry import LoopexecDir, LoopxSource, SmallWorkspace
 
 Clock = Callable[[], datetime]
-_S = TypeVar("_S")
+_S = TypeVar("_S", bound=Source)
 __all__ = [
     "WORKSPACE_ROW",
     "ReadAhead",
@@ -53,6 +56,10 @@ LOG_STEP = 4 * 1024 * 1024
 more than that in one step, and keys are handled between steps."""
 READ_AHEAD = 64 * 1024 * 1024
 """What one step reads ahead in all; paths past it wait for the next step."""
+
+
+def _kind_named(name: str) -> SourceKind[Any]:
+    return next(kind for kind in KINDS if kind.name == name)
 
 
 def utc_now() -> datetime:
@@ -114,8 +121,10 @@ class Workspace:
         self.settings = Settings.model_validate({"schema": 1})
         self.settings_problems: list[Problem] = []
         self.sources: list[Source] = self._new_sources()
-        """In routing order: the first that owns a path reads it; native missions last."""
-        self.native = self._source(KINDS.native)
+        """The sources this directory holds, in routing order (`KINDS`): the first that
+        owns a path reads it; native missions last. Another kind's source is made when a
+        path of its folders is applied (`_holding`)."""
+        self.native = self._holding(KINDS.native)
         self.native.index = cache
 
     @classmethod
@@ -165,23 +174,41 @@ class Workspace:
     @property
     def small(self) -> SmallWorkspace:
         """The SMALL workspace in `.small/` (or the root itself, when it is a .small)."""
-        return self._source(KINDS.small).workspace
+        return self._holding(KINDS.small).workspace
 
     @property
     def loopexec(self) -> LoopexecDir:
         """loopexec runs in `.loopexec/`."""
-        return self._source(KINDS.loopexec).dir
+        return self._holding(KINDS.loopexec).dir
 
     @property
     def loopx(self) -> LoopxSource:
         """loopx goals named by `.loopx/registry.json`."""
-        return self._source(KINDS.loopx)
+        return self._holding(KINDS.loopx)
+
+    def _context(self) -> Context:
+        return Context(self.root, self._project_dir, lambda: self.settings)
 
     def _new_sources(self) -> list[Source]:
-        return sources_for(self.root, self._project_dir, lambda: self.settings)
+        return sources_for(self._context())
 
-    def _source(self, kind: type[_S]) -> _S:
-        return next(source for source in self.sources if isinstance(source, kind))
+    def _held(self, kind: SourceKind[Any]) -> Source | None:
+        """This directory's source of `kind`, if it holds one yet."""
+        return next((source for source in self.sources if source.kind == kind.name), None)
+
+    def _holding(self, kind: SourceKind[_S]) -> _S:
+        """The source of `kind`, typed as its kind names it (`_hold`)."""
+        return cast("_S", self._hold(kind))
+
+    def _hold(self, kind: SourceKind[Any]) -> Source:
+        """The source of `kind`, made now (and kept, in routing order) if there is none."""
+        held = self._held(kind)
+        if held is None:
+            held = kind.make(self._context())
+            rank = KINDS.index(kind)  # one insert: a scan thread may route paths meanwhile
+            before = [s for s in self.sources if KINDS.index(_kind_named(s.kind)) < rank]
+            self.sources.insert(len(before), held)
+        return held
 
     # ---- building and updating -------------------------------------------------------
 
@@ -215,20 +242,24 @@ class Workspace:
         missions in a Workspace of its own, and the owner absorbs it when it is done.
         """
         touched: set[str] = set()
-        for index, theirs in enumerate(part.sources):
-            self.sources[index], rows = self.sources[index].take(theirs)
+        for theirs in part.sources:
+            mine = self._hold(_kind_named(theirs.kind))
+            kept, rows = mine.take(theirs)
+            self.sources[self.sources.index(mine)] = kept
             touched |= rows
         return touched
 
     def use_prefetched(self, state: object) -> None:
         """Start from a source's state read elsewhere (the SMALL prefetch child), checked
-        against the disk now: the source it belongs to takes it."""
-        for source in self.sources:
-            source.use(state)
+        against the disk now: the source it belongs to takes it (made now if its folder
+        is there)."""
+        for kind in KINDS:
+            if self._held(kind) is not None or self._on_disk(kind):
+                self._hold(kind).use(state)
 
     def is_external(self, rel: str) -> bool:
         """True for a path a source other than the native missions reads."""
-        return self._owner(rel) is not self.native
+        return self._kind_of(rel) is not KINDS.native
 
     def apply(self, relpaths: Iterable[str]) -> set[str]:
         """Bring the index up to date for these paths; returns the missions touched.
@@ -247,11 +278,12 @@ class Workspace:
         touched = self._root_changed() if "" in paths else set()
         if "" in paths or "hud.toml" in paths:
             self.load_settings()
-        owned: dict[int, list[str]] = {}
+        owned: dict[str, list[str]] = {}
         for rel in paths:
-            owned.setdefault(self.sources.index(self._owner(rel)), []).append(rel)
-        for index, some in owned.items():
-            touched |= self.sources[index].apply(some)
+            owned.setdefault(self._kind_of(rel).name, []).append(rel)
+        for kind in KINDS:  # in routing order, as the sources are asked
+            if kind.name in owned:
+                touched |= self._hold(kind).apply(owned[kind.name])
         return touched
 
     def _root_changed(self) -> set[str]:
@@ -261,7 +293,7 @@ class Workspace:
         rows = self.row_ids()
         notices = self.notices
         self.sources = self._new_sources()
-        self.native = self._source(KINDS.native)
+        self.native = self._holding(KINDS.native)
         self.native.index = self.cache
         self.notices = notices
         return rows
@@ -293,9 +325,10 @@ class Workspace:
             ahead.files[rel] = found
             if isinstance(found, Captured):
                 budget -= len(found.data)
-        for source in self.sources:
-            owned = [rel for rel in ahead.paths if self._owner(rel) is source]
+        for kind in KINDS:  # a source not made yet reads ahead as a new one of its kind
+            owned = [rel for rel in ahead.paths if self._kind_of(rel) is kind]
             if owned:
+                source = self._held(kind) or kind.make(self._context())
                 ahead.served.update(source.read_ahead(owned))
         for mission_id in group_by_mission(ahead.paths)[0]:
             mission = self.missions.get(mission_id)
@@ -375,9 +408,9 @@ class Workspace:
         other roots)."""
         if rel == "hud.toml":
             return True
-        owner = self._owner(rel)
-        if owner is not self.native:
-            return not isinstance(owner, KINDS.loopx)
+        kind = self._kind_of(rel)
+        if kind is not KINDS.native:
+            return kind is not KINDS.loopx
         located = classify(rel)
         return located is not None and located.kind not in (Kind.ARTIFACT, Kind.LEASE)
 
@@ -422,22 +455,24 @@ class Workspace:
     def _project_dir(self) -> bool:
         """True when the root is a project's folder: it holds a project source's folder
         (.small/, .loopexec/, ...)."""
-        return any(
-            (self.root / folder).is_dir()
-            for source in self.sources
-            if source.project
-            for folder in source.folders
-        )
+        return any(self._on_disk(kind) for kind in KINDS if kind.project)
 
-    def _owner(self, rel: str) -> Source:
-        """The first source that owns `rel` (the native missions own the rest)."""
-        return next(source for source in self.sources if source.owns(rel))
+    def _on_disk(self, kind: SourceKind[Any]) -> bool:
+        """True when one of the kind's folders is under the root."""
+        return any((self.root / folder).is_dir() for folder in kind.folders)
+
+    def _kind_of(self, rel: str) -> SourceKind[Any]:
+        """The kind of the first source that owns `rel` (the native missions own the
+        rest); a source not made yet owns the paths its kind `claims`."""
+        for kind in KINDS:
+            held = self._held(kind)
+            if held.owns(rel) if held is not None else kind.claims(rel):
+                return kind
+        return KINDS.native
 
     def _entered(self, folder: str) -> bool:
         """True for a folder the walk goes into: one of the layout's or a source's."""
-        return bool(KNOWN_DIRS.match(folder)) or any(
-            folder in source.folders for source in self.sources
-        )
+        return bool(KNOWN_DIRS.match(folder)) or folder in STATE_FOLDERS
 
     def load_settings(self) -> None:
         """(Re)load hud.toml, or fall back to defaults when it is absent."""

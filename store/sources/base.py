@@ -55,14 +55,8 @@ class Source(Protocol):
 
     kind: str
     """Which detail screen shows its rows ("mission", "small", "loopexec", "loopx"): the
-    key of the HUD's table of detail screens (`hud.screens.details.DETAIL_SCREENS`)."""
-    folders: tuple[str, ...]
-    """The top-level folders of the state directory it reads (the walk enters them)."""
-    root_names: tuple[str, ...]
-    """Names a state directory may have for it to be this source's own folder (`.small`)."""
-    project: bool
-    """True when its folder sits in a project's own folder: other files there are the
-    project's, not unknown files of the state directory."""
+    key of the HUD's table of detail screens (`hud.screens.details.DETAIL_SCREENS`), and
+    its name in the registry (`store.sources.registry.KINDS`, which holds its folders)."""
 
     def present(self) -> bool:
         """True when there is something of it under the directory (rows or problems)."""
@@ -115,12 +109,10 @@ class Source(Protocol):
 
 
 class Quiet:
-    """What a source has none of, by default: a folder name of its own, reads beyond
-    its changed paths, problems of no row, verdicts, folders outside the root,
-    human-writable documents, questions to a human. And how it takes a partial scan's
-    part: whole, if the part found anything of it."""
-
-    root_names: tuple[str, ...] = ()
+    """What a source has none of, by default: reads beyond its changed paths, problems
+    of no row, verdicts, folders outside the root, human-writable documents, questions
+    to a human. And how it takes a partial scan's part: whole, if the part found
+    anything of it."""
 
     def present(self) -> bool:
         raise NotImplementedError

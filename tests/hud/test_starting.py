@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import hud.app
 from hud.app import HudApp
 from hud.host import Hud, Indexed, Starting
 from hud.screens.approvals import ApprovalsScreen
@@ -93,3 +94,77 @@ async def test_keys_pressed_before_the_index_is_handed_over(
         await until(pilot, lambda: getattr(app.screen, "mission_id", None) == "beta")
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))
+
+
+async def test_the_live_frame_is_drawn_before_the_scan_is_collected(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full collection after the scan (which freezes what it built) and the cache's
+    write come after the frame that says the HUD is live, not before it: at 10,000
+    missions they cost seconds."""
+    import gc
+
+    order: list[str] = []
+    collect, display = gc.collect, HudApp._display
+
+    def collecting(*generation: int) -> int:
+        order.append("collect")
+        return collect(*generation)
+
+    def drawing(app: HudApp, *args: Any) -> None:
+        if app.scanned.is_set() and "live frame" not in order:
+            order.append("live frame")
+        display(app, *args)
+
+    monkeypatch.setattr(gc, "collect", collecting)
+    monkeypatch.setattr(HudApp, "_display", drawing)
+    app = HudApp(state_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: "collect" in order)
+    assert order[:2] == ["live frame", "collect"]
+
+
+async def test_a_change_is_shown_once_by_the_overview(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual calls the `on_mount` of every class of a screen: the overview subscribed
+    to the app's changes once per class redrew every change twice (at 10,000 missions,
+    its whole table each time the scan handed over a chunk)."""
+    shown: list[set[str] | None] = []
+    changed = OverviewScreen.workspace_changed
+
+    def counting(self: OverviewScreen, touched: set[str] | None) -> None:
+        shown.append(touched)
+        changed(self, touched)
+
+    monkeypatch.setattr(OverviewScreen, "workspace_changed", counting)
+    app = HudApp(state_dir, live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        await pilot.pause()
+        shown.clear()
+        app.changed.publish({"alpha"})
+        await pilot.pause()
+        assert shown == [{"alpha"}]
+
+
+async def test_the_logs_taken_on_trust_are_not_counted_while_scanning(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The header says `◌ scanning` until the scan is done, not how many logs are cached
+    and not verified yet: counting them (every log's reader) at each chunk the scan
+    handed over cost the first scan as much as its table at 10,000 missions."""
+    counted: list[bool] = []
+    trusting = Workspace.trusting
+    monkeypatch.setattr(hud.app, "FIRST_CHUNK", 1)  # a chunk a mission: 3 chunks
+    monkeypatch.setattr(hud.app, "SCAN_CHUNK", 1)
+    app = HudApp(state_dir, live=False)
+
+    def counting(workspace: Workspace) -> int:
+        counted.append(app.scanned.is_set())
+        return trusting(workspace)
+
+    monkeypatch.setattr(Workspace, "trusting", counting)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set() and True in counted)
+    assert False not in counted

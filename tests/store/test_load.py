@@ -221,3 +221,17 @@ def test_an_invalid_last_line_leaves_no_reference_cycle(tmp_path: Path) -> None:
         gc.set_debug(0)
         gc.garbage.clear()
         gc.enable()
+
+
+def test_no_pydantic_plugin_is_looked_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plugins are entry points of any installed package, shown every validated value:
+    the store runs none, and does not scan the installed packages' metadata for them."""
+    import pydantic
+    from pydantic.plugin import _loader
+
+    def looked_up(**_: object) -> list[object]:
+        raise AssertionError("pydantic looked for plugins")
+
+    monkeypatch.setattr(_loader, "_plugins", None)
+    monkeypatch.setattr(_loader, "entry_points", looked_up)
+    assert pydantic.TypeAdapter(int).validate_python(1) == 1

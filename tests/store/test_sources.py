@@ -13,8 +13,10 @@ import store.index.approval_checks
 import store.index.check
 from hud.screens.base import RowScreen
 from hud.screens.details import DETAIL_SCREENS, detail_screen
+from store.format.records import Settings
 from store.index.workspace import Workspace
 from store.sources.base import Source
+from store.sources.registry import KINDS, Context
 from tests.small_support import VALID, small_fixture
 
 
@@ -24,13 +26,15 @@ def test_every_source_has_every_method_of_the_protocol(tmp_path: Path) -> None:
         for name, member in inspect.getmembers(Source)
         if not name.startswith("_") and callable(member)
     }
-    for source in Workspace(tmp_path).sources:
+    context = Context(tmp_path, lambda: False, lambda: Settings.model_validate({"schema": 1}))
+    for kind in KINDS:
+        source = kind.make(context)
         assert wanted <= {name for name in dir(source) if callable(getattr(source, name))}
-        assert source.kind and source.folders
+        assert source.kind == kind.name and kind.folders
 
 
 def test_each_kind_of_source_has_its_detail_screen() -> None:
-    kinds = {source.kind for source in Workspace(Path("/nonexistent")).sources}
+    kinds = {kind.name for kind in KINDS}
     assert kinds == set(DETAIL_SCREENS)
     for kind in kinds:
         screen = detail_screen(kind, "row-1")
@@ -85,9 +89,14 @@ def test_the_small_editor_takes_its_documents_from_the_source() -> None:
     assert workspace.documents("no-such-row") == ()
 
 
-def test_the_workspace_makes_its_sources_from_the_registry_table() -> None:
-    from store.sources.registry import KINDS
-
-    sources = Workspace(Path("/nonexistent")).sources
-    assert [type(source) for source in sources] == list(KINDS)
-    assert KINDS.native is type(sources[-1])  # native missions last: they take the rest
+def test_the_workspace_makes_a_source_only_for_what_the_directory_holds(tmp_path: Path) -> None:
+    assert [s.kind for s in Workspace(tmp_path).sources] == ["mission"]
+    assert [s.kind for s in Workspace(tmp_path / ".small").sources] == ["small", "mission"]
+    (tmp_path / ".loopexec").mkdir()
+    (tmp_path / ".loopexec" / "run-r1.jsonl").write_text("")
+    (tmp_path / "missions").mkdir()
+    workspace = Workspace(tmp_path)
+    workspace.scan()
+    assert [s.kind for s in workspace.sources] == ["loopexec", "mission"]  # in routing order
+    assert workspace.is_external(".loopx/registry.json")  # routed to loopx, not yet made
+    assert [s.kind for s in workspace.sources] == ["loopexec", "mission"]

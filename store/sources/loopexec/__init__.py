@@ -1,1 +1,5 @@
-"""loopexec runs (`.loopexec/`), read-only: the receipts (`runs`) and the source."""
+"""loopexec runs (`.loopexec/`), read-only: the receipts (`runs`) and the source.
+
+The folder's name is here, where the registry reads it without loading the source."""
+
+FOLDER = ".loopexec"

@@ -37,8 +37,8 @@ from store.format.load import parse_json, read_bytes
 from store.format.problems import Problem
 from store.format.records import Settings
 from store.format.row import MissionStatus, MissionSummary
+from store.sources.loopexec import FOLDER
 
-FOLDER = ".loopexec"
 ID_PREFIX = "loopexec:"
 HEARTBEAT_STALE_SECONDS = 600
 """loopexec's own default (`loopexec watch --stall-timeout 600`)."""

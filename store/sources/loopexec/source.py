@@ -10,7 +10,7 @@ from store.format.problems import Problem
 from store.format.records import Settings
 from store.format.row import MissionSummary
 from store.sources.base import Ask, Quiet
-from store.sources.loopexec.runs import FOLDER, ID_PREFIX, LoopexecDir
+from store.sources.loopexec.runs import ID_PREFIX, LoopexecDir
 
 ESCALATION = "escalation"
 """The id of a run's open escalation in the approvals queue (one per run)."""
@@ -20,8 +20,6 @@ class LoopexecSource(Quiet):
     """Routes `.loopexec/` paths to a `LoopexecDir`; a row per run."""
 
     kind = "loopexec"
-    folders: tuple[str, ...] = (FOLDER,)
-    project = True
 
     def __init__(self, root: Path) -> None:
         self.dir = LoopexecDir(root)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from store.format.load import parse_json
 from store.format.problems import Problem
+from store.sources.loopx import FOLDER
 from store.sources.loopx.goal import Goal, Run
 from store.sources.loopx.records import (
     EVENT_VERSIONS,
@@ -37,7 +38,6 @@ from store.sources.loopx.state import parse_state
 Read = Callable[[Path, str, int], bytes | Problem]
 """(root, path relative to it, cap) -> the file's bytes, or why not."""
 
-FOLDER = ".loopx"
 REGISTRY = f"{FOLDER}/registry.json"
 MAX_JSON_BYTES = 4 * 1024 * 1024
 MAX_STATE_BYTES = 4 * 1024 * 1024

@@ -17,8 +17,9 @@ from store.format.problems import Problem
 from store.format.records import Settings
 from store.format.row import MissionSummary
 from store.sources.base import Ask, Captures, Quiet
+from store.sources.loopx import FOLDER
 from store.sources.loopx.goal import Goal, when
-from store.sources.loopx.project import FOLDER, WATCH_PREFIX, LoopxProject, load
+from store.sources.loopx.project import WATCH_PREFIX, LoopxProject, load
 from store.sources.loopx.row import goal_summary
 
 
@@ -26,8 +27,6 @@ class LoopxSource(Quiet):
     """The loopx project whose registry is `.loopx/registry.json` under the root."""
 
     kind = "loopx"
-    folders: tuple[str, ...] = (FOLDER,)
-    project = True
 
     def __init__(self, root: Path, settings: Callable[[], Settings]) -> None:
         self.root = root

@@ -48,8 +48,6 @@ class NativeSource(Quiet):
     """Every mission of the state directory, and the files that belong to none."""
 
     kind = "mission"
-    folders: tuple[str, ...] = ("missions",)
-    project = False
 
     def __init__(self, root: Path, in_project: Callable[[], bool]) -> None:
         self.root = root

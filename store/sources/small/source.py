@@ -10,7 +10,7 @@ from store.format.problems import Problem
 from store.format.records import Settings
 from store.format.row import MissionSummary
 from store.sources.base import Quiet
-from store.sources.small.layout import HUMAN_KINDS, SMALL_DIR
+from store.sources.small.layout import HUMAN_KINDS
 from store.sources.small.workspace import SmallWorkspace
 
 
@@ -18,9 +18,6 @@ class SmallSource(Quiet):
     """Routes SMALL paths to a `SmallWorkspace` and shows it as one row."""
 
     kind = "small"
-    folders: tuple[str, ...] = (SMALL_DIR,)
-    root_names: tuple[str, ...] = (SMALL_DIR,)
-    project = True
 
     def __init__(self, root: Path) -> None:
         self.workspace = SmallWorkspace(root)
