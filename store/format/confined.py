@@ -302,6 +302,11 @@ def serving(root: Path, files: dict[str, Captured | Problem]) -> Iterator[None]:
         _SERVED.reset(token)
 
 
+def is_serving() -> bool:
+    """Whether files read ahead are being served in this context (`serving`)."""
+    return bool(_SERVED.get())
+
+
 def capture(
     root: Path, relpath: str, start: Callable[[Readable], int], budget: int
 ) -> Captured | Problem:
