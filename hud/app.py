@@ -304,7 +304,7 @@ class HudApp(SafeTitles, App[None]):
 
     def _scan_done(self) -> None:
         self.scanned.set()
-        self._publish(None)
+        self._publish(None, derived=True)
         self.feed.keep(self.workspace, prune=True)
         # What the scan built lives as long as the HUD: keep it out of the cyclic
         # collector's full passes, which otherwise stall the screen for 100+ ms.
@@ -314,13 +314,17 @@ class HudApp(SafeTitles, App[None]):
         gc.enable()
         self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
 
-    def _publish(self, touched: set[str] | None) -> None:
-        """Re-summarize the touched missions (None: all), then tell the screens."""
+    def _publish(self, touched: set[str] | None, *, derived: bool = False) -> None:
+        """Re-summarize the touched missions (None: all), then tell the screens.
+        `derived`: the rows summarized already stay as they are (the scan's, each made
+        when its chunk came; the tick keeps them fresh), only new ones are made."""
         from store.format.row import MissionStatus
 
         workspace = self.workspace
         ids = workspace.row_ids() if touched is None else touched
         for mission_id in ids:
+            if derived and mission_id in self.summaries:
+                continue
             summary = workspace.row(mission_id)
             if summary is None:
                 self.summaries.pop(mission_id, None)
