@@ -53,6 +53,8 @@ FIRST_CHUNK = 50
 NARROW_BELOW = 120
 """Below this many columns the screen has the class `-narrow` (else `-wide`) and toasts are
 one line (`notify`, themes/hud.tcss)."""
+SETTLE_MEMORY = 0.2
+"""Seconds after the scan's end (its rows and "live" painted) that the collector runs."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
@@ -306,13 +308,17 @@ class HudApp(SafeTitles, App[None]):
         self.scanned.set()
         self._publish(None, derived=True)
         self.feed.keep(self.workspace, prune=True)
-        # What the scan built lives as long as the HUD: keep it out of the cyclic
-        # collector's full passes, which otherwise stall the screen for 100+ ms.
-        # (`hud` starts with the collector off: imports and the scan run without it.)
+        self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
+        self.set_timer(SETTLE_MEMORY, self._settle_memory)  # once "live" is on screen
+
+    def _settle_memory(self) -> None:
+        """What the scan built lives as long as the HUD: keep it out of the cyclic
+        collector's full passes, which otherwise stall the screen for 100+ ms. (`hud`
+        starts with the collector off: imports and the scan run without it; this first
+        full pass waits until the scan's end is painted.)"""
         gc.collect()
         gc.freeze()
         gc.enable()
-        self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
 
     def _publish(self, touched: set[str] | None, *, derived: bool = False) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens.
