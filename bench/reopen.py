@@ -72,7 +72,7 @@ def until_live(
 
 
 def hud_live(root: Path, linger: Callable[[], bool] | None = None) -> tuple[float, float]:
-    return until_live(PtyHud.hud_argv(str(root)), "● live", linger)
+    return until_live([*HUD, str(root)], "● live", linger)
 
 
 def live(screen: PtyHud) -> bool:
@@ -81,7 +81,7 @@ def live(screen: PtyHud) -> bool:
 
 def reopen_pairs(root: Path, missions: int) -> str:
     """The reopen against the bare app, PAIRS interleaved pairs (wall seconds)."""
-    hud, bare = PtyHud.hud_argv(str(root)), [*BARE, str(missions)]
+    hud, bare = [*HUD, str(root)], [*BARE, str(missions)]
     firsts, rows, lives, bares = [], [], [], []
     for _ in range(PAIRS):
         first, shown, up = timed(hud, row_shown, all_rows(missions), live)

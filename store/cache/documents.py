@@ -26,7 +26,7 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from store.cache.state import StateError, decode_state, encode_state
-from store.format.confined import Refused, folder
+from store.format.confined import lstat_files
 from store.format.layout import Kind
 from store.format.load import Loaded
 from store.format.problems import Problem, Severity
@@ -152,23 +152,5 @@ def entry(info: os.stat_result, loaded: Loaded[Any]) -> DocumentEntry | None:
 
 
 def stats(root: Path, relpaths: list[str]) -> dict[str, os.stat_result]:
-    """The lstat of each path that is a regular file now, taken through its folder's
-    descriptor (one per folder; symlinks on the way refused, none followed)."""
-    by_folder: dict[str, list[str]] = {}
-    for rel in relpaths:
-        parent, _, name = rel.rpartition("/")
-        by_folder.setdefault(parent, []).append(name)
-    found: dict[str, os.stat_result] = {}
-    for parent, names in by_folder.items():
-        try:
-            with folder(root, parent) as fd:
-                for name in names:
-                    try:
-                        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(info.st_mode):
-                        found[f"{parent}/{name}"] = info
-        except (Refused, OSError):
-            continue
-    return found
+    """The lstat of each path that is a regular file now (`confined.lstat_files`)."""
+    return lstat_files(root, sorted(relpaths))
