@@ -35,6 +35,7 @@ from store.format.problems import Problem
 MIN_BYTES = 32 * 1024
 """A log shorter than this (about 150 lines) is read whole each time: reading it costs
 less than restoring its fold from the cache (bench/reopen.py)."""
+DOCUMENT_SUFFIXES = (".toml", ".json")
 AGGREGATES = {Kind.EVENTS: EVENT_AGGREGATES, Kind.EVIDENCE: EVIDENCE_AGGREGATES}
 
 
@@ -98,6 +99,8 @@ def parsed_documents(
     wanted: dict[str, type[BaseModel]] = {}
     if index.open and not is_serving():
         for rel in paths:
+            if not rel.endswith(DOCUMENT_SUFFIXES):
+                continue  # (classify costs more than this)
             located = classify(rel)
             model = documents.MODELS.get(located.kind) if located is not None else None
             if model is not None:
