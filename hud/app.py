@@ -53,7 +53,7 @@ FIRST_CHUNK = 50
 NARROW_BELOW = 120
 """Below this many columns the screen has the class `-narrow` (else `-wide`) and toasts are
 one line (`notify`, themes/hud.tcss)."""
-SETTLE_MEMORY = 0.2
+SETTLE_MEMORY = 1.0
 """Seconds after the scan's end (its rows and "live" painted) that the collector runs."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
@@ -360,7 +360,11 @@ class HudApp(SafeTitles, App[None]):
 
     @property
     def unverified_logs(self) -> int:
-        """Logs whose prefix came from the cache and the scrub has not hashed yet."""
+        """Logs whose prefix came from the cache and the scrub has not hashed yet (0
+        while scanning: the header says "scanning" then, and counting every log at each
+        chunk would cost the scan's length squared)."""
+        if not self.scanned.is_set():
+            return 0
         match self.index:
             case Indexed(workspace=workspace):
                 return workspace.trusting()

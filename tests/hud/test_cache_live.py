@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import hud.app
 import hud.live
 from hud.app import HudApp
 from store.cache import documents
@@ -137,3 +138,30 @@ async def test_a_reopen_derives_each_row_once_and_shows_what_a_fresh_open_shows(
         await until(pilot, lambda: fresh.scanned.is_set())
         assert fresh.summaries == warm
         assert warm["beta"].title == "Replay the service"
+
+
+async def test_the_scan_counts_no_log_held_on_trust_until_it_is_done(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)
+    monkeypatch.setattr(hud.app, "FIRST_CHUNK", 1)  # a chunk a mission: the header each time
+    monkeypatch.setattr(hud.app, "SCAN_CHUNK", 1)
+    root = tmp_path / "state"
+    three_missions(root)
+    indexed = Workspace.cached(root)
+    indexed.scan()
+    assert indexed.flush_cache(prune=True) > 0
+    app = make_app(root)
+    counted_while_scanning: list[bool] = []
+    trusting = Workspace.trusting
+
+    def counted(workspace: Workspace) -> int:
+        counted_while_scanning.append(not app.scanned.is_set())
+        return trusting(workspace)
+
+    monkeypatch.setattr(Workspace, "trusting", counted)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        await until(pilot, lambda: UNVERIFIED in header_text(app) or app.unverified_logs == 0)
+    assert counted_while_scanning and not any(counted_while_scanning)
