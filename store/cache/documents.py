@@ -65,7 +65,7 @@ class KeptProblem(msgspec.Struct, frozen=True, array_like=True):
     severity: Severity
 
 
-class DocumentEntry(msgspec.Struct, frozen=True):
+class DocumentEntry(msgspec.Struct, frozen=True, array_like=True):
     """A document as parsed, and the file it was parsed from (see the module's docstring)."""
 
     relpath: str

@@ -28,7 +28,7 @@ from store.format.confined import open_on_disk
 from store.format.load import Loaded
 from store.format.problems import Problem
 
-PACK_VERSION = 2
+PACK_VERSION = 3
 
 
 class Pack(msgspec.Struct, frozen=True):
@@ -37,7 +37,9 @@ class Pack(msgspec.Struct, frozen=True):
 
     root: str
     entries: dict[str, LogEntry]
-    documents: dict[str, DocumentEntry]
+    documents: dict[str, msgspec.Raw]
+    """Each an encoded `DocumentEntry`, decoded only when asked for (`document`): the
+    pack is read before the scan's first chunk, which needs a few of them."""
     version: int = PACK_VERSION
 
 
@@ -52,7 +54,7 @@ class PrefixIndex:
         self.real = os.path.realpath(root)
         self.name = "prefix-" + hashlib.sha256(self.real.encode()).hexdigest()[:32]
         self._entries: dict[str, LogEntry] | None = None
-        self._documents: dict[str, DocumentEntry] = {}
+        self._documents: dict[str, msgspec.Raw] = {}
         self._pending: dict[str, Snapshot] = {}
         self._pending_documents: dict[str, tuple[os.stat_result, Loaded[Any]]] = {}
         self._used: set[str] = set()
@@ -83,7 +85,7 @@ class PrefixIndex:
                     self._entries, self._documents = entries, kept
                     self._known.update((rel, (e.inode, e.offset)) for rel, e in entries.items())
 
-    def _read(self) -> tuple[dict[str, LogEntry], dict[str, DocumentEntry]]:
+    def _read(self) -> tuple[dict[str, LogEntry], dict[str, msgspec.Raw]]:
         payload = self.cache.unseal(self.name)
         if payload is None:
             return {}, {}
@@ -95,7 +97,7 @@ class PrefixIndex:
             return {}, {}
         return (
             {rel: entry for rel, entry in pack.entries.items() if entry.relpath == rel},
-            {rel: kept for rel, kept in pack.documents.items() if kept.relpath == rel},
+            pack.documents,
         )
 
     @property
@@ -119,7 +121,14 @@ class PrefixIndex:
             self._prepare()
         with self._lock:
             self._used.add(relpath)
-            return self._documents.get(relpath) if self._open else None
+            kept = self._documents.get(relpath) if self._open else None
+        if kept is None:
+            return None
+        try:
+            entry = msgspec.msgpack.decode(kept, type=DocumentEntry)
+        except msgspec.DecodeError:
+            return None
+        return entry if entry.relpath == relpath else None
 
     def remember_document(self, info: os.stat_result, loaded: Loaded[Any]) -> None:
         """Keep a document read after `info` was taken (its lstat then) for the next
@@ -160,8 +169,9 @@ class PrefixIndex:
         for info, loaded in kept.values():
             made = documents.entry(info, loaded)
             if made is not None:
+                encoded = msgspec.Raw(msgspec.msgpack.encode(made))
                 with self._lock:
-                    self._documents[made.relpath] = made
+                    self._documents[made.relpath] = encoded
                     self._dirty = True
         settled = []
         for snapshot in pending.values():
