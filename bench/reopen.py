@@ -128,7 +128,7 @@ def main() -> None:
     print(f"{label}: hud check --jobs 1 {check:.2f} s (peak {check_peak:.0f} MiB)")
     print(f"  cold open live {cold:.2f} s = {cold / check:.2f}x hud check --jobs 1 (target <= 1)")
     print(
-        f"  reopen live {warm:.2f} s = {warm / bare:.2f}x the bare DataTable app with "
+        f"  reopen live (one run) {warm:.2f} s = {warm / bare:.2f}x the bare DataTable app with "
         f"{missions:,} rows ({bare:.2f} s; target <= 2), {warm / cold:.2f}x the cold open"
     )
     print(f"  peak RSS: cold {cold_peak:.0f} MiB, reopen {warm_peak:.0f} MiB (target <= 400 MB)")
