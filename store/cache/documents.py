@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from store.cache.state import StateError, decode_state, encode_state
 from store.format.confined import lstat_files
 from store.format.layout import Kind
-from store.format.load import Loaded
+from store.format.load import Loaded, parse_json
 from store.format.problems import Problem, Severity
 from store.format.records import (
     ApprovalRequest,
@@ -40,7 +40,7 @@ from store.format.records import (
     validate,
 )
 
-DOCUMENT_VERSION = 1
+DOCUMENT_VERSION = 2
 RACY_NS = 1_000_000_000
 """A document changed this recently (before its stat) is read again next time."""
 MAX_KEPT_BYTES = 256 * 1024
@@ -75,12 +75,16 @@ class DocumentEntry(msgspec.Struct, frozen=True, array_like=True):
     mtime_ns: int
     ctime_ns: int
     raw: bytes | None
-    """The parsed value (`encode_state({"raw": ...})`), None when it did not parse."""
+    """The parsed value (`encode_state({"raw": ...})`), None when it did not parse or
+    when `raw_from_text`."""
     text: str | None
     sha256: str | None
     problems: tuple[KeptProblem, ...]
     record: bool
     """Whether the parsed value validated (a record is validated again from it)."""
+    raw_from_text: bool = False
+    """A JSON document's parsed value is its text parsed again (as a fresh read parses
+    it: cheaper than keeping it, and half the room)."""
     version: int = DOCUMENT_VERSION
 
     def stands_for(self, info: os.stat_result) -> bool:
@@ -101,6 +105,10 @@ class DocumentEntry(msgspec.Struct, frozen=True, array_like=True):
     def loaded(self, model: type[BaseModel]) -> Loaded[Any]:
         """The document as a fresh parse gives it (StateError: not what this wrote)."""
         raw = decode_state(self.raw)["raw"] if self.raw is not None else None
+        if self.raw_from_text:
+            raw = parse_json(self.relpath, (self.text or "").encode())
+            if isinstance(raw, Problem):
+                raise StateError(f"kept text that no longer parses: {raw.message}")
         record = None
         if self.record:
             if not isinstance(raw, dict):
@@ -129,8 +137,10 @@ def entry(info: os.stat_result, loaded: Loaded[Any]) -> DocumentEntry | None:
     parsed value the codec cannot write)."""
     if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_KEPT_BYTES:
         return None
+    from_text = loaded.relpath.endswith(".json") and loaded.text is not None
     try:
-        raw = encode_state({"raw": loaded.raw}) if loaded.raw is not None else None
+        kept = loaded.raw is not None and not from_text
+        raw = encode_state({"raw": loaded.raw}) if kept else None
     except StateError:
         return None
     return DocumentEntry(
@@ -148,6 +158,7 @@ def entry(info: os.stat_result, loaded: Loaded[Any]) -> DocumentEntry | None:
             for p in loaded.problems
         ),
         loaded.record is not None,
+        from_text and loaded.raw is not None,
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from simulator.runner import Runner
 from store.cache import documents
 from store.format import load
-from store.format.records import Intent
+from store.format.records import Intent, Plan
 from store.index.workspace import Workspace
 from tests.factory import three_missions
 
@@ -193,3 +193,20 @@ def test_a_kept_document_validates_again_as_a_fresh_parse_does(
     later = info.st_mtime_ns + int(timedelta(seconds=1) / timedelta(microseconds=1)) * 1000
     os.utime(root / loaded.relpath, ns=(later, later))
     assert not kept.stands_for((root / loaded.relpath).lstat())
+
+
+def test_a_kept_json_document_parses_its_text_again_as_a_fresh_read(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    root = tmp_path / "state"
+    three_missions(root)
+    (root / "missions/beta/plan/v2.json").write_text('{"schema": 1, "steps": [1e999]}')
+    first = open_warm(root)
+    for version in (1, 2):
+        loaded = first.missions["beta"].plans[version]
+        info = (root / loaded.relpath).lstat()
+        kept = documents.entry(info, loaded)
+        assert kept is not None
+        assert kept.raw is None  # the text is kept, not the parsed value twice
+        assert kept.loaded(Plan) == loaded
+    assert first.missions["beta"].plans[2].problems  # the huge number, said
