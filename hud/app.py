@@ -50,9 +50,13 @@ TICK_ROUND = 15
 SCAN_CHUNK = 200
 FIRST_CHUNK = 50
 """The scan's first chunk is about a screenful: the first rows show sooner."""
+LARGEST_CHUNK = 400
+"""Chunks grow from SCAN_CHUNK to this (`hud.batches`): at 10,000 missions each chunk's
+own cost (the table's order, the header's counts) is paid 26 times, not 50."""
 NARROW_BELOW = 120
 """Below this many columns the screen has the class `-narrow` (else `-wide`) and toasts are
 one line (`notify`, themes/hud.tcss)."""
+"""Seconds after the scan's end (its rows and "live" painted) that the collector runs."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
@@ -271,7 +275,7 @@ class HudApp(SafeTitles, App[None]):
         feed = ApprovalFeed(self, workspace, self.scanned)
         self.call_from_thread(self._adopt, workspace, writer, decider, feed)
         external: list[str] = []
-        for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK):
+        for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK, LARGEST_CHUNK):
             external += [path for path in batch.other if workspace.is_external(path)]
             part = workspace.part()  # loose files, signers/: first
             part.apply([path for path in batch.other if not workspace.is_external(path)])
@@ -304,7 +308,7 @@ class HudApp(SafeTitles, App[None]):
 
     def _scan_done(self) -> None:
         self.scanned.set()
-        self._publish(None)
+        self._publish(None, derived=True)
         self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
         self.call_after_refresh(self._settle)  # the live frame first
 
@@ -318,13 +322,17 @@ class HudApp(SafeTitles, App[None]):
         gc.enable()
         self.feed.keep(self.workspace, prune=True)
 
-    def _publish(self, touched: set[str] | None) -> None:
-        """Re-summarize the touched missions (None: all), then tell the screens."""
+    def _publish(self, touched: set[str] | None, *, derived: bool = False) -> None:
+        """Re-summarize the touched missions (None: all), then tell the screens.
+        `derived`: the rows summarized already stay as they are (the scan's, each made
+        when its chunk came; the tick keeps them fresh), only new ones are made."""
         from store.format.row import MissionStatus
 
         workspace = self.workspace
         ids = workspace.row_ids() if touched is None else touched
         for mission_id in ids:
+            if derived and mission_id in self.summaries:
+                continue
             summary = workspace.row(mission_id)
             if summary is None:
                 self.summaries.pop(mission_id, None)
@@ -354,7 +362,11 @@ class HudApp(SafeTitles, App[None]):
 
     @property
     def unverified_logs(self) -> int:
-        """Logs whose prefix came from the cache and the scrub has not hashed yet."""
+        """Logs whose prefix came from the cache and the scrub has not hashed yet (0
+        while scanning: the header says "scanning" then, and counting every log at each
+        chunk would cost the scan's length squared)."""
+        if not self.scanned.is_set():
+            return 0
         match self.index:
             case Indexed(workspace=workspace):
                 return workspace.trusting()

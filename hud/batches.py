@@ -27,10 +27,15 @@ class Batch:
     """Paths outside `missions/<id>/` (loose files, signers, other sources)."""
 
 
-def batches(paths: Iterable[str], first: int, size: int) -> Iterator[Batch]:
-    """`paths` as batches of `first` missions, then `size` each (the last may be smaller)."""
+def batches(
+    paths: Iterable[str], first: int, size: int, most: int | None = None
+) -> Iterator[Batch]:
+    """`paths` as batches of `first` missions, then `size`, each batch after twice the
+    one before up to `most` (the last may be smaller): what each batch costs the owner
+    whatever its size (the rows re-sorted, the header counted) is paid fewer times in a
+    large directory, and no batch holds the owner longer than `most` missions do."""
     walked: dict[str, list[str]] = {}
-    batch, limit, current = Batch(), first, ""
+    batch, limit, current, sent = Batch(), first, "", False
     late: set[str] = set()
     for rel in paths:
         parts = rel.split("/", 2)
@@ -42,7 +47,8 @@ def batches(paths: Iterable[str], first: int, size: int) -> Iterator[Batch]:
             current = mission
             if len(batch.missions) >= limit and mission not in batch.missions:
                 yield _filled(batch, walked)
-                batch, limit = Batch(), size
+                batch, limit = Batch(), min(2 * limit, most or size) if sent else size
+                sent = True
             if mission not in walked:
                 batch.missions.append(mission)
             elif mission not in batch.missions:

@@ -149,8 +149,12 @@ class MissionTable(RowTable):
         self._render_rows(changed)
 
     def _take(self, summary: MissionSummary, *, sort: bool) -> None:
-        """Hold `summary`'s row (its sort key moved into place when `sort`)."""
-        mission, key = summary.id, summary.sort_key()
+        """Hold `summary`'s row (its sort key moved into place when `sort`); a row held
+        with this very summary already costs nothing (the scan's end shows every row)."""
+        mission = summary.id
+        if self.summaries.get(mission) is summary:
+            return
+        key = summary.sort_key()
         before = self._keys.get(mission)
         if before != key:
             self._keys[mission] = key

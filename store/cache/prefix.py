@@ -1,11 +1,13 @@
-"""The verified prefixes of one state directory's logs: one sealed pack in the cache.
+"""The verified prefixes of one state directory's logs, and its missions' documents as
+parsed (`store.cache.documents`): one sealed pack in the cache.
 
 `get` answers from the pack as it was read (once, lazily), until the first `flush`;
 `remember` keeps a snapshot of a log the caller read and verified itself (no IO, on the
 thread that owns the reader); `flush` (IO, off the event loop) turns the snapshots into
 entries, checking each file is still what was read, writes the pack again, atomically,
 and lets the entries go (a HUD holds none of them once its scan is done). Thread-safe:
-the scan's parts share one index.
+the scan's parts share one index. Documents go the same way: `document`, while open,
+`remember_document`, kept at the next `flush`.
 """
 
 from __future__ import annotations
@@ -14,22 +16,30 @@ import hashlib
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from store.cache import documents
+from store.cache.documents import DocumentEntry
 from store.cache.entry import LogEntry, Snapshot
 from store.cache.sealed import Cache
 from store.format.confined import open_on_disk
+from store.format.load import Loaded
 from store.format.problems import Problem
 
-PACK_VERSION = 1
+PACK_VERSION = 3
 
 
 class Pack(msgspec.Struct, frozen=True):
-    """The sealed payload: the state directory it is of, and an entry per log path."""
+    """The sealed payload: the state directory it is of, an entry per log path and one
+    per document path."""
 
     root: str
     entries: dict[str, LogEntry]
+    documents: dict[str, msgspec.Raw]
+    """Each an encoded `DocumentEntry`, decoded only when asked for (`document`): the
+    pack is read before the scan's first chunk, which needs a few of them."""
     version: int = PACK_VERSION
 
 
@@ -44,7 +54,9 @@ class PrefixIndex:
         self.real = os.path.realpath(root)
         self.name = "prefix-" + hashlib.sha256(self.real.encode()).hexdigest()[:32]
         self._entries: dict[str, LogEntry] | None = None
+        self._documents: dict[str, msgspec.Raw] = {}
         self._pending: dict[str, Snapshot] = {}
+        self._pending_documents: dict[str, tuple[os.stat_result, Loaded[Any]]] = {}
         self._used: set[str] = set()
         self._dirty = False
         """Entries put since the pack was last written."""
@@ -67,23 +79,31 @@ class PrefixIndex:
         """Read the pack when it is not in memory (IO, the lock not held: `stale`, which
         the event loop calls, never waits for a read)."""
         if self._entries is None:
-            entries = self._read()
+            entries, kept = self._read()
             with self._lock:
                 if self._entries is None:
-                    self._entries = entries
+                    self._entries, self._documents = entries, kept
                     self._known.update((rel, (e.inode, e.offset)) for rel, e in entries.items())
 
-    def _read(self) -> dict[str, LogEntry]:
+    def _read(self) -> tuple[dict[str, LogEntry], dict[str, msgspec.Raw]]:
         payload = self.cache.unseal(self.name)
         if payload is None:
-            return {}
+            return {}, {}
         try:
             pack = msgspec.msgpack.decode(payload, type=Pack)
         except msgspec.DecodeError:
-            return {}
+            return {}, {}
         if pack.version != PACK_VERSION or pack.root != self.real:
-            return {}
-        return {rel: entry for rel, entry in pack.entries.items() if entry.relpath == rel}
+            return {}, {}
+        return (
+            {rel: entry for rel, entry in pack.entries.items() if entry.relpath == rel},
+            pack.documents,
+        )
+
+    @property
+    def open(self) -> bool:
+        """True until the first `flush`: the pack's entries answer (the scan)."""
+        return self._open
 
     def get(self, relpath: str) -> LogEntry | None:
         """The entry of the log at `relpath`, if the pack has one (`reusable` decides
@@ -93,6 +113,29 @@ class PrefixIndex:
         with self._lock:
             self._used.add(relpath)
             return self._loaded().get(relpath) if self._open else None
+
+    def document(self, relpath: str) -> DocumentEntry | None:
+        """The document at `relpath` as the pack has it parsed, until the first `flush`
+        (`DocumentEntry.stands_for` decides whether it is the file now)."""
+        if self._open:
+            self._prepare()
+        with self._lock:
+            self._used.add(relpath)
+            kept = self._documents.get(relpath) if self._open else None
+        if kept is None:
+            return None
+        try:
+            entry = msgspec.msgpack.decode(kept, type=DocumentEntry)
+        except msgspec.DecodeError:
+            return None
+        return entry if entry.relpath == relpath else None
+
+    def remember_document(self, info: os.stat_result, loaded: Loaded[Any]) -> None:
+        """Keep a document read after `info` was taken (its lstat then) for the next
+        `flush` (no IO)."""
+        with self._lock:
+            self._used.add(loaded.relpath)
+            self._pending_documents[loaded.relpath] = (info, loaded)
 
     def put(self, entry: LogEntry) -> None:
         self._prepare()
@@ -122,6 +165,14 @@ class PrefixIndex:
         self._prepare()
         with self._lock:
             pending, self._pending = self._pending, {}
+            kept, self._pending_documents = self._pending_documents, {}
+        for info, loaded in kept.values():
+            made = documents.entry(info, loaded)
+            if made is not None:
+                encoded = msgspec.Raw(msgspec.msgpack.encode(made))
+                with self._lock:
+                    self._documents[made.relpath] = encoded
+                    self._dirty = True
         settled = []
         for snapshot in pending.values():
             opened = open_on_disk(self.root, snapshot.relpath)
@@ -141,14 +192,16 @@ class PrefixIndex:
         scanned the whole directory)."""
         self.settle()
         with self._lock:
-            entries = self._loaded()
-            kept = {rel: e for rel, e in entries.items() if rel in self._used}
-            if prune and len(kept) < len(entries):
-                entries = kept
-                self._dirty = True
+            entries, kept = self._loaded(), self._documents
+            if prune:
+                used = {rel: e for rel, e in entries.items() if rel in self._used}
+                parsed = {rel: d for rel, d in kept.items() if rel in self._used}
+                if len(used) < len(entries) or len(parsed) < len(kept):
+                    entries, kept = used, parsed
+                    self._dirty = True
             dirty, self._dirty = self._dirty, False
-            self._entries, self._open = None, False
+            self._entries, self._documents, self._open = None, {}, False
         if not dirty or not self.keep:
             return 0
-        payload = msgspec.msgpack.encode(Pack(self.real, entries))
+        payload = msgspec.msgpack.encode(Pack(self.real, entries, kept))
         return len(entries) if self.cache.seal(self.name, payload) else 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -207,6 +207,123 @@ def list_folder(root: Path, relfolder: str) -> list[os.DirEntry[str]] | Problem:
         return _unreadable(relfolder, exc)
 
 
+def walk_tree(root: Path, top: str, enter: Callable[[str], bool]) -> Iterator[str]:
+    """Every path under the folder `top` of `root` (relative to `root`): a folder `enter`
+    accepts is gone into, anything else yielded; a folder that cannot be listed is
+    yielded itself (`top` only when it is not missing: reading it says why). Depth
+    first: a folder's entries in listing order, then its subfolders, the last found
+    first, so each subfolder's paths come together. Each folder is opened through its
+    parent's descriptor, never following a symlink (one is yielded, never entered);
+    a parent's descriptor is held until its last subfolder is opened."""
+    try:
+        top_fd = _walk(root, top, False)
+    except Refused as refused:
+        if top and refused.problem.code != "missing":
+            yield top
+        return
+    held: dict[str, list[int]] = {}
+    """Folders with subfolders still to open: [descriptor, how many]."""
+    stack: list[tuple[str, str | None]] = [(top, None)]
+    try:
+        while stack:
+            rel, parent = stack.pop()
+            fd = top_fd if parent is None else _open_child(held, parent, rel)
+            if fd is None:
+                yield rel  # not listable: applying it says why
+                continue
+            if fd < 0:
+                continue  # gone since its parent was listed
+            try:
+                with os.scandir(fd) as listing:
+                    entries = list(listing)
+            except OSError:
+                os.close(fd)
+                if rel:
+                    yield rel
+                continue
+            subfolders = 0
+            for entry in entries:
+                path = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.is_dir(follow_symlinks=False) and enter(path):
+                    stack.append((path, rel))
+                    subfolders += 1
+                else:
+                    yield path
+            if subfolders:
+                held[rel] = [fd, subfolders]
+            else:
+                os.close(fd)
+    finally:
+        for fd, _ in held.values():
+            os.close(fd)
+
+
+def _open_child(held: dict[str, list[int]], parent: str, rel: str) -> int | None:
+    """The folder `rel` opened through its held parent (released once its last
+    subfolder is opened): its descriptor, -1 when it is gone, None when it cannot be
+    opened as a folder."""
+    entry = held[parent]
+    try:
+        return os.open(rel.rpartition("/")[2], _DIR_FLAGS, dir_fd=entry[0])
+    except FileNotFoundError:
+        return -1
+    except OSError:
+        return None
+    finally:
+        entry[1] -= 1
+        if not entry[1]:
+            os.close(held.pop(parent)[0])
+
+
+def lstat_files(root: Path, relpaths: Iterable[str]) -> dict[str, os.stat_result]:
+    """The lstat of each of these paths that is a regular file now, each through its
+    folder's descriptor (symlinks on the way refused); a folder is opened once through
+    its parent while paths under it come in a row (pass them sorted)."""
+    found: dict[str, os.stat_result] = {}
+    fds: dict[str, int] = {}
+    try:
+        for rel in relpaths:
+            parent, _, name = rel.rpartition("/")
+            for gone in [f for f in fds if f and not (parent + "/").startswith(f + "/")]:
+                os.close(fds.pop(gone))
+            fd = _folder_fd(root, fds, parent)
+            if fd is None:
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found[rel] = info
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    return found
+
+
+def _folder_fd(root: Path, fds: dict[str, int], rel: str) -> int | None:
+    """The descriptor of the folder `rel`, opened through its parent's (kept in `fds`)."""
+    if rel in fds:
+        return fds[rel]
+    if not rel:
+        try:
+            fds[""] = _open_root(root)
+        except Refused:
+            return None
+        return fds[""]
+    parent, _, name = rel.rpartition("/")
+    if name in ("", ".", ".."):
+        return None
+    parent_fd = _folder_fd(root, fds, parent)
+    if parent_fd is None:
+        return None
+    try:
+        fds[rel] = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError:
+        return None
+    return fds[rel]
+
+
 class NotCaptured(Exception):
     """A read of bytes a `Captured` file does not hold (before where it was read from)."""
 
@@ -300,6 +417,11 @@ def serving(root: Path, files: dict[str, Captured | Problem]) -> Iterator[None]:
         yield
     finally:
         _SERVED.reset(token)
+
+
+def is_serving() -> bool:
+    """Whether files read ahead are being served in this context (`serving`)."""
+    return bool(_SERVED.get())
 
 
 def capture(

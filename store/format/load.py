@@ -14,7 +14,9 @@ import os
 import re
 import tomllib
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
@@ -277,8 +279,30 @@ def _collect_extra(value: BaseModel, prefix: str, found: list[str]) -> None:
                 _collect_extra(element, f"{prefix}{name}.", found)
 
 
+Known = Mapping[str, tuple[type[BaseModel], Loaded[Any]]]
+"""Documents already parsed, by path: the model each was loaded as, and what it loaded as."""
+_KNOWN: ContextVar[tuple[str, Known] | None] = ContextVar("known", default=None)
+
+
+@contextmanager
+def known_documents(root: Path, known: Known) -> Iterator[None]:
+    """While in effect (in this context only), `load_document` of a path of `root` that
+    `known` holds, as the same model, gives what it holds instead of reading the file:
+    the caller vouches that the file is what it was parsed from (`store.cache.documents`)."""
+    token = _KNOWN.set((str(root), known))
+    try:
+        yield
+    finally:
+        _KNOWN.reset(token)
+
+
 def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
     """Load a `.toml` or `.json` document as `model`, or say what is wrong."""
+    known = _KNOWN.get()
+    if known is not None and known[0] == str(root):
+        found = known[1].get(relpath)
+        if found is not None and found[0] is model:
+            return found[1]
     data = read_bytes(root, relpath)
     if isinstance(data, Problem):
         return Loaded(relpath, None, problems=[data])

@@ -27,7 +27,7 @@ from store.derivation.derive import (
     request_status,
 )
 from store.derivation.mission import MissionState
-from store.format.confined import Captured, Readable, capture, list_folder, lstat, serving
+from store.format.confined import Captured, Readable, capture, lstat, serving, walk_tree
 from store.format.layout import KNOWN_DIRS, Kind, classify, is_transient, lease_path
 from store.format.load import MAX_DOCUMENT_BYTES, LogReader, load_document
 from store.format.problems import WORKSPACE_ROW, Problem
@@ -220,20 +220,7 @@ class Workspace:
         """Every path under the root (or its folder `top`), relative; unknown folders
         are not entered, and a folder that cannot be listed is yielded itself (applying
         it reports why)."""
-        stack = [top]
-        while stack:
-            folder = stack.pop()
-            entries = list_folder(self.root, folder)
-            if isinstance(entries, Problem):
-                if folder and entries.code != "missing":
-                    yield folder
-                continue
-            for entry in entries:
-                rel = f"{folder}/{entry.name}" if folder else entry.name
-                if entry.is_dir(follow_symlinks=False) and self._entered(rel):
-                    stack.append(rel)
-                else:
-                    yield rel
+        return walk_tree(self.root, top, self._entered)
 
     def absorb(self, part: Workspace) -> set[str]:
         """Take over the missions (and their unknown files) a partial scan built.

@@ -100,3 +100,10 @@ async def test_first_rows_show_before_the_walk_ends(
         slow_walk.set()
         await until(pilot, lambda: app.scanned.is_set())
         assert len(app.summaries) == FIRST_CHUNK + 10
+
+
+def test_batches_grow_from_size_to_most() -> None:
+    walked = [f"missions/m{n:04d}/intent.toml" for n in range(2000)]
+    sizes = [len(batch.missions) for batch in batches(walked, 50, 200, 800)]
+    assert sizes == [50, 200, 400, 800, 550]
+    assert [len(b.missions) for b in batches(walked[:600], 50, 200)] == [50, 200, 200, 150]

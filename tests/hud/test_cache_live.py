@@ -6,13 +6,16 @@ reported within 30 s of first paint."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+import hud.app
 import hud.live
 from hud.app import HudApp
+from store.cache import documents
 from store.index.workspace import Workspace
 from store.sources.native import cached
 from tests.factory import resume, three_missions
@@ -98,3 +101,67 @@ async def test_a_read_only_hud_reads_the_cache_and_never_writes_it(
     async with again.run_test() as pilot:
         await until(pilot, lambda: again.scanned.is_set())
         assert again.workspace.trusting() > 0  # read all the same
+
+
+async def test_a_reopen_derives_each_row_once_and_shows_what_a_fresh_open_shows(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)
+    monkeypatch.setattr(documents, "RACY_NS", 0)  # written before the first open, changed after
+    root = tmp_path / "state"
+    three_missions(root)
+    first = make_app(root)
+    async with first.run_test() as pilot:
+        await until(pilot, lambda: first.scanned.is_set())
+        await until(pilot, lambda: any((tmp_path / "cache").glob("prefix-*")))
+    intent = root / "missions/beta/intent.toml"
+    intent.write_text(intent.read_text().replace("Deploy", "Replay"))  # between the opens
+
+    derived: Counter[str] = Counter()
+    row = Workspace.row
+
+    def counted(workspace: Workspace, row_id: str) -> object:
+        derived[row_id] += 1
+        return row(workspace, row_id)
+
+    monkeypatch.setattr(Workspace, "row", counted)
+    again = make_app(root)
+    async with again.run_test() as pilot:
+        await until(pilot, lambda: again.scanned.is_set())
+        assert again.workspace.trusting() > 0  # from the cache
+        assert derived == Counter({"alpha": 1, "beta": 1, "gamma": 1})
+        warm = dict(again.summaries)
+    monkeypatch.setenv("HUD_CACHE_DIR", "off")
+    fresh = make_app(root)
+    async with fresh.run_test() as pilot:
+        await until(pilot, lambda: fresh.scanned.is_set())
+        assert fresh.summaries == warm
+        assert warm["beta"].title == "Replay the service"
+
+
+async def test_the_scan_counts_no_log_held_on_trust_until_it_is_done(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cached, "MIN_BYTES", 1)
+    monkeypatch.setattr(hud.app, "FIRST_CHUNK", 1)  # a chunk a mission: the header each time
+    monkeypatch.setattr(hud.app, "SCAN_CHUNK", 1)
+    root = tmp_path / "state"
+    three_missions(root)
+    indexed = Workspace.cached(root)
+    indexed.scan()
+    assert indexed.flush_cache(prune=True) > 0
+    app = make_app(root)
+    counted_while_scanning: list[bool] = []
+    trusting = Workspace.trusting
+
+    def counted(workspace: Workspace) -> int:
+        counted_while_scanning.append(not app.scanned.is_set())
+        return trusting(workspace)
+
+    monkeypatch.setattr(Workspace, "trusting", counted)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        await until(pilot, lambda: UNVERIFIED in header_text(app) or app.unverified_logs == 0)
+    assert counted_while_scanning and not any(counted_while_scanning)

@@ -4,12 +4,15 @@ order, the column widths and the cut ids a table given them all at once has."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from rich.text import Text
 from textual.app import App, ComposeResult
 
 from store.format.row import MissionStatus, MissionSummary
+from widgets import mission_table
 from widgets.mission_table import MissionTable
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
@@ -109,3 +112,24 @@ def astuple_rest(row: MissionSummary) -> tuple[object, ...]:
         row.last_activity,
         row.problems,
     )
+
+
+async def test_rows_shown_again_as_they_are_cost_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [summary(n) for n in range(ROWS)]
+    app = Tables()
+    async with app.run_test(size=(120, HEIGHT * 2)) as pilot:
+        table = app.query_one("#chunks", MissionTable)
+        table.show(rows, NOW, complete=True)
+        await pilot.pause()
+        measured: list[str] = []
+        step_text = mission_table.step_text
+
+        def counted(row: MissionSummary, variables: Mapping[str, str]) -> Text:
+            measured.append(row.id)
+            return step_text(row, variables)
+
+        monkeypatch.setattr(mission_table, "step_text", counted)
+        order = list(table.order)
+        table.show(rows, NOW, complete=True)  # the scan's end: every row, none changed
+        assert measured == []
+        assert table.order == order

@@ -29,11 +29,17 @@ from store.format.layout import (
     safe_mission_id,
     safe_request_id,
 )
+from store.format.load import known_documents
 from store.format.problems import WORKSPACE_ROW, Problem
 from store.format.records import Settings
 from store.format.row import MissionSummary
 from store.sources.base import Quiet
-from store.sources.native.cached import remember, resume_log
+from store.sources.native.cached import (
+    parsed_documents,
+    remember,
+    remember_documents,
+    resume_log,
+)
 from store.trust.policy import floor_of, workspace_id
 from store.trust.signers import MAX_SIGNERS_BYTES
 
@@ -74,13 +80,18 @@ class NativeSource(Quiet):
 
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
-        for rel in paths:
-            if TRUST_FILE_RE.match(rel):
-                touched |= self._apply_signers(rel)
-                continue
-            mission = self._apply_one(rel)
-            if mission is not None:
-                touched.add(mission)
+        paths = list(paths)
+        parsed, unread = parsed_documents(self.index, self.root, paths) if self.index else ({}, {})
+        with known_documents(self.root, parsed):
+            for rel in paths:
+                if TRUST_FILE_RE.match(rel):
+                    touched |= self._apply_signers(rel)
+                    continue
+                mission = self._apply_one(rel)
+                if mission is not None:
+                    touched.add(mission)
+        if self.index is not None and unread:
+            remember_documents(self.index, self.missions, unread)
         for mission_id in touched:
             state = self.missions.get(mission_id)
             if state is not None:
