@@ -39,8 +39,10 @@ TICKS = 256
 class ReplayFeed:
     """One mission's replay, read on demand; one read at a time (a lock)."""
 
-    def __init__(self, root: Path, mission_id: str) -> None:
-        self.root, self.mission_id = root, mission_id
+    def __init__(self, root: Path, mission_id: str, keep: bool = True) -> None:
+        self.root, self.mission_id, self.keep = root, mission_id, keep
+        """`keep`: whether what is verified goes into the user's cache (never in a
+        read-only or served session)."""
         self._replay: Replay | None = None
         self._lock = threading.Lock()
         self._asked = 0
@@ -54,7 +56,7 @@ class ReplayFeed:
         how many events the log has). Reads files: call it off the event loop."""
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.root, self.mission_id)
+                self._replay = Replay(self.root, self.mission_id, keep=self.keep)
             self._replay.refresh()
             last = self._replay.last_seq
             if last == 0:
@@ -110,7 +112,7 @@ class ReplayFeed:
         when None), with its `Bearings`. Reads files: call it off the event loop."""
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.root, self.mission_id)
+                self._replay = Replay(self.root, self.mission_id, keep=self.keep)
             replay = self._replay
             replay.refresh()
             last = replay.last_seq

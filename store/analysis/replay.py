@@ -140,8 +140,9 @@ class Replay:
     """One mission, replayable at any line of its events log.
 
     With `cached` (the default), logs replayed before start at the end of what was
-    verified then, from the user's cache folder (`store.analysis.replay_cache`), and
-    what is read and verified whole is kept there for the next replay."""
+    verified then, from the user's cache folder (`store.analysis.replay_cache`), and,
+    with `keep` (the default; never in a read-only or served session), what is read and
+    verified whole is kept there for the next replay."""
 
     def __init__(
         self,
@@ -149,10 +150,13 @@ class Replay:
         mission_id: str,
         every: int = CHECKPOINT_LINES,
         cached: bool = True,
+        keep: bool = True,
     ) -> None:
         self.workspace = Workspace(root)
         self.every = every
         self.cache = open_cache(self.workspace.root) if cached else None
+        self.keeps = keep
+        """Whether what is verified whole goes into the cache."""
         self._resumed = False
         self.mission = self._recorded(mission_id)
 
@@ -177,7 +181,7 @@ class Replay:
             self._resumed = True
             replay_cache.resume(self.mission, self.cache)
         self.workspace.apply([mission_dir(self.mission.id)])
-        if self.cache is not None:
+        if self.cache is not None and self.keeps:
             replay_cache.keep(self.mission, self.cache)
         return self.mission.exists()
 

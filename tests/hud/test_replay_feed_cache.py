@@ -91,3 +91,19 @@ async def test_the_tab_shows_the_edited_log_once_hashed(
 
 def line_of_step(text: str, step: str) -> str:
     return next(line for line in text.splitlines() if line[2:].startswith(f"{step} "))
+
+
+async def test_a_read_only_hud_replays_from_the_cache_and_never_writes_it(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    built = mission(tmp_path / "state", "gamma")
+    for other in ("alpha", "beta"):
+        mission(built.root, other)
+    built.step("s1", "running")
+    built.clock = T0 + timedelta(seconds=5)
+    app = make_app(built.root, live=False, read_only=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await open_tab(pilot, app, "7")
+        await shows(pilot, app, "seq 1 of 1")
+    assert not list((tmp_path / "cache").glob("log-*"))
