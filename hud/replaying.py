@@ -189,9 +189,9 @@ class ReplayFeed:
 
     def scan(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """Feed the landmarks every line of the events log not fed yet, SCAN_LINES at a
-        time (read outside the lock, folded under it), until `stop()` between two;
-        False when there was none or another scan is under way. Reads files: call it
-        off the event loop."""
+        time (read outside the lock, folded under it), until `stop()` between two, then
+        keeps them in the cache when they hold every line; False when there was none or
+        another scan is under way. Reads and writes files: call it off the event loop."""
         with self._lock:
             if self._scanning or self._replay is None:
                 return False

@@ -38,7 +38,7 @@ from store.derivation.view import UsagePoint
 from store.format.layout import Kind
 from store.format.load import LogReader
 
-CHECKPOINT_LINES = 2048
+CHECKPOINT_LINES = 1024
 """A checkpoint every this many lines: a jump folds at most this many."""
 ZERO = timedelta(0)
 NO_TIME = float("-inf")
