@@ -265,8 +265,7 @@ class HudApp(SafeTitles, App[None]):
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, utc_now
 
-        keep = not self.read_only and self.identity == (None, None)  # as the view settings
-        workspace = Workspace.cached(self.root, self.clock or utc_now, keep)
+        workspace = Workspace.cached(self.root, self.clock or utc_now, self.keeps_cache)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
         decider = None
@@ -302,6 +301,12 @@ class HudApp(SafeTitles, App[None]):
         self.decider = decider
         self.read_only = not self.can_decide
         self._apply_settings()
+
+    @property
+    def keeps_cache(self) -> bool:
+        """Whether what this HUD verifies goes into the user's cache: never in a read-only
+        or served session (as the view settings)."""
+        return not self.read_only and self.identity == (None, None)
 
     def _absorb(self, part: Workspace) -> None:
         self._publish(self.workspace.absorb(part))

@@ -5,7 +5,9 @@ folds at most a checkpoint's worth of lines); the frame is handed to the event l
 which shows only the newest request's answer. `ReplayFeed.aimed` does the same for an
 `Aim` (the next or previous landmark, the first event a problem cites) with the
 `Bearings` of the frame; `ReplayFeed.scan` feeds the log's new lines to its
-`store.analysis.landmarks.Landmarks`, a chunk at a time, after the frame is shown.
+`store.analysis.landmarks.Landmarks`, a chunk at a time, after the frame is shown, and
+keeps them in the user's cache once they hold every line
+(`store.analysis.landmarks_cache`): opened again, the tab reads only the lines after them.
 A log replayed before starts from the user's cache at the end of what was verified then
 (`Replay`); once the first frame is shown, the worker hashes that prefix again
 (`ReplayFeed.verify`) and, if it changed, reads the log from the start and shows the
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.analysis import landmarks_cache
 from store.analysis.landmarks import Aim, Bearings, Landmarks, first_cited
 from store.analysis.replay import Frame, Replay
 from store.format.load import LogReader, Window
@@ -39,8 +42,10 @@ TICKS = 256
 class ReplayFeed:
     """One mission's replay, read on demand; one read at a time (a lock)."""
 
-    def __init__(self, root: Path, mission_id: str) -> None:
-        self.root, self.mission_id = root, mission_id
+    def __init__(self, root: Path, mission_id: str, keep: bool = True) -> None:
+        self.root, self.mission_id, self.keep = root, mission_id, keep
+        """`keep`: whether what is verified goes into the user's cache (never in a
+        read-only or served session)."""
         self._replay: Replay | None = None
         self._lock = threading.Lock()
         self._asked = 0
@@ -48,13 +53,15 @@ class ReplayFeed:
         self._scanned: tuple[LogReader, int] | None = None
         """The reader and generation the landmarks were fed from."""
         self._scanning = False
+        self._saved_at = 0
+        """How many lines the landmarks held when last kept in (or loaded from) the cache."""
 
     def read(self, seq: int | None) -> tuple[Frame | None, int]:
         """(the frame of event `seq`, kept within the log, or of the newest when None;
         how many events the log has). Reads files: call it off the event loop."""
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.root, self.mission_id)
+                self._replay = Replay(self.root, self.mission_id, keep=self.keep)
             self._replay.refresh()
             last = self._replay.last_seq
             if last == 0:
@@ -110,7 +117,7 @@ class ReplayFeed:
         when None), with its `Bearings`. Reads files: call it off the event loop."""
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.root, self.mission_id)
+                self._replay = Replay(self.root, self.mission_id, keep=self.keep)
             replay = self._replay
             replay.refresh()
             last = replay.last_seq
@@ -182,9 +189,9 @@ class ReplayFeed:
 
     def scan(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """Feed the landmarks every line of the events log not fed yet, SCAN_LINES at a
-        time (read outside the lock, folded under it), until `stop()` between two;
-        False when there was none or another scan is under way. Reads files: call it
-        off the event loop."""
+        time (read outside the lock, folded under it), until `stop()` between two, then
+        keeps them in the cache when they hold every line; False when there was none or
+        another scan is under way. Reads and writes files: call it off the event loop."""
         with self._lock:
             if self._scanning or self._replay is None:
                 return False
@@ -198,7 +205,9 @@ class ReplayFeed:
                         self._scanning = False
                         if fed:  # documents land on the events read since
                             self._place(self._replay)
-                        return fed
+                        replay, marks = self._replay, self.landmarks
+                        found = self._keepable() if fed and not stop() else None
+                        break
                     generation = self._scanned
                 lines = window.read()
                 with self._lock:
@@ -212,6 +221,30 @@ class ReplayFeed:
             with self._lock:
                 self._scanning = False
             raise
+        if found is not None and replay.cache is not None:
+            saved = landmarks_cache.save(replay.cache, replay.workspace.root, found)
+            with self._lock:
+                if saved and marks is self.landmarks:
+                    self._saved_at = marks.lines
+        return fed
+
+    def _keepable(self) -> landmarks_cache.Kept | None:
+        """The landmarks to keep in the cache, when they hold every line the replay read
+        and verified itself, and were not kept at this length already (under the lock)."""
+        replay = self._replay
+        if replay is None or not replay.keeps or replay.cache is None:
+            return None
+        reader = replay.mission.events
+        if reader is None or self.landmarks.lines == self._saved_at:
+            return None
+        return landmarks_cache.kept(reader, self.landmarks)
+
+    def _kept(self, reader: LogReader) -> Landmarks:
+        """The landmarks the cache kept for the prefix `reader` holds, else none yet (IO)."""
+        replay = self._replay
+        if replay is None or replay.cache is None:
+            return Landmarks()
+        return landmarks_cache.load(replay.cache, replay.workspace.root, reader) or Landmarks()
 
     def _next_window(self) -> Window | None:
         """The next lines to feed (None: none); a log read again from the top starts the
@@ -224,5 +257,6 @@ class ReplayFeed:
             return None
         seen = (reader, reader.generation)
         if seen != self._scanned or len(reader.line_starts) < self.landmarks.lines:
-            self.landmarks, self._scanned = Landmarks(), seen
+            self.landmarks, self._scanned = self._kept(reader), seen
+            self._saved_at = self.landmarks.lines
         return reader.window(self.landmarks.lines, SCAN_LINES)

@@ -279,7 +279,8 @@ def update_replay(screen: RowScreen[Any], mission: MissionState) -> None:
     if view is not None:
         feed = _REPLAYS.get(view)
         if feed is None:  # made when first wanted, for the life of the view
-            feed = _REPLAYS[view] = ReplayFeed(screen.hud.root, screen.mission_id)
+            hud = screen.hud
+            feed = _REPLAYS[view] = ReplayFeed(hud.root, screen.mission_id, hud.keeps_cache)
         again = lambda: update_replay(screen, mission)  # noqa: E731
         feed.ask(screen, view.wanted, view.show, aim=view.aim, again=again)
 

@@ -12,7 +12,9 @@ the first event at which the used amount (or wall time) reaches WARN_AT or all o
 
 Pure: records in, landmarks out, no IO. Memory is bounded for a 1,000,000-line log:
 per event line one float (the latest time so far); per landmark an index, a kind byte
-and its label's bytes (LABEL_MAX at most); per usage event four numbers.
+and its label's bytes (LABEL_MAX at most); per usage event four numbers. `dump` and
+`Landmarks.load` turn what the lines fed made into bytes and back (the user's cache:
+`store.analysis.landmarks_cache`); documents and budget thresholds are placed again.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
+
+import msgspec
 
 from store.format.problems import Problem
 from store.format.records import ApprovalRequest, Budget, Decision, Handoff, Plan
@@ -41,6 +45,20 @@ LIMITS = ("usd", "tokens", "steps")
 Aim = tuple[str, int, int]
 """Where a replay goes from an event: ("landmark", hops, seq) (hops < 0: back) or
 ("problem", 0, seq): the first event a `hud check` problem cites (`first_cited`)."""
+
+
+class Fed(msgspec.Struct, array_like=True, frozen=True):
+    """What `Landmarks.add` made of the lines fed, as bytes (arrays in native order)."""
+
+    lines: int
+    times: bytes
+    seqs: bytes
+    kinds: bytes
+    text: bytes
+    ends: bytes
+    actors: list[str]
+    actor: str | None
+    usage: tuple[bytes, bytes, bytes, bytes]
 
 
 class Landmark(NamedTuple):
@@ -111,6 +129,54 @@ class Landmarks:
         self._budget: list[Landmark] = []
         self._budget_for: tuple[Any, ...] | None = None
         """The limits and lines `_budget` was found for."""
+
+    @classmethod
+    def load(cls, fed: Fed) -> Landmarks | None:
+        """The landmarks of `fed` (`dump`), None when its parts do not agree."""
+        found = cls()
+        arrays: tuple[array[Any], ...] = (
+            found._times,
+            found._seqs,
+            found._kinds,
+            found._ends,
+            *found._usage,
+        )
+        parts = (fed.times, fed.seqs, fed.kinds, fed.ends, *fed.usage)
+        try:
+            for kept, part in zip(arrays, parts, strict=True):
+                kept.frombytes(part)
+        except ValueError:  # a part that is not whole items
+            return None
+        seqs, usage = found._seqs, found._usage
+        if (
+            len(found._times) != fed.lines
+            or not len(seqs) == len(found._kinds) == len(found._ends)
+            or any(len(series) != len(usage[0]) for series in usage)
+            or max(seqs, default=0) > fed.lines
+            or max(usage[0], default=0) > fed.lines
+            or max(found._kinds, default=0) >= len(KINDS)
+            or max(found._ends, default=0) > len(fed.text)
+            or len(fed.actors) > ACTORS_KEPT
+        ):
+            return None
+        found.lines, found._text = fed.lines, bytearray(fed.text)
+        found._actors, found._actor = set(fed.actors), fed.actor
+        return found
+
+    def dump(self) -> Fed:
+        """What the lines fed made (not the documents and thresholds: `place` them)."""
+        usage = self._usage
+        return Fed(
+            self.lines,
+            self._times.tobytes(),
+            self._seqs.tobytes(),
+            self._kinds.tobytes(),
+            bytes(self._text),
+            self._ends.tobytes(),
+            sorted(self._actors),
+            self._actor,
+            (usage[0].tobytes(), usage[1].tobytes(), usage[2].tobytes(), usage[3].tobytes()),
+        )
 
     # ---- feeding ---------------------------------------------------------------------------
 

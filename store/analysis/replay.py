@@ -27,6 +27,7 @@ of each log; everything returned is plain data.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,7 +45,7 @@ from store.derivation.derive import Limit, budget_use, mission_status, request_s
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
 from store.format.confined import open_on_disk
 from store.format.layout import mission_dir
-from store.format.load import Loaded, verify_prefix
+from store.format.load import Loaded, LogReader, verify_prefix
 from store.format.problems import Problem
 from store.format.records import Settings
 from store.index.workspace import Workspace
@@ -55,6 +56,8 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """The time taken as now for a log with no event that loads."""
 EVIDENCE_SHOWN = 20
 """The latest evidence a moment lists (it counts them all)."""
+SPANS_KEPT = 4
+"""Spans of evidence lines between two checkpoints kept read (`Replay._evidence_lines`)."""
 
 
 # ---- what a frame shows ---------------------------------------------------------------------
@@ -140,8 +143,9 @@ class Replay:
     """One mission, replayable at any line of its events log.
 
     With `cached` (the default), logs replayed before start at the end of what was
-    verified then, from the user's cache folder (`store.analysis.replay_cache`), and
-    what is read and verified whole is kept there for the next replay."""
+    verified then, from the user's cache folder (`store.analysis.replay_cache`), and,
+    with `keep` (the default; never in a read-only or served session), what is read and
+    verified whole is kept there for the next replay."""
 
     def __init__(
         self,
@@ -149,11 +153,15 @@ class Replay:
         mission_id: str,
         every: int = CHECKPOINT_LINES,
         cached: bool = True,
+        keep: bool = True,
     ) -> None:
         self.workspace = Workspace(root)
         self.every = every
         self.cache = open_cache(self.workspace.root) if cached else None
+        self.keeps = keep
+        """Whether what is verified whole goes into the cache."""
         self._resumed = False
+        self._spans: dict[tuple[LogReader, int, int, int], list[tuple[int, Any]]] = {}
         self.mission = self._recorded(mission_id)
 
     def _recorded(self, mission_id: str) -> Recorded:
@@ -177,7 +185,7 @@ class Replay:
             self._resumed = True
             replay_cache.resume(self.mission, self.cache)
         self.workspace.apply([mission_dir(self.mission.id)])
-        if self.cache is not None:
+        if self.cache is not None and self.keeps:
             replay_cache.keep(self.mission, self.cache)
         return self.mission.exists()
 
@@ -283,9 +291,7 @@ class Replay:
         limit = at.timestamp()
         found, latest, then = self.mission.evidence_span(limit)
         stop = len(reader.line_starts) if then is None else then
-        for line, record in reader.read_window(found, stop - found):
-            if isinstance(record, Problem):
-                continue
+        for line, record in self._evidence_lines(found, stop):
             latest = max(latest, record.at.timestamp())
             if latest > limit:
                 break
@@ -306,10 +312,28 @@ class Replay:
         stop = max(upto, then)
         if source.evidence is None or stop <= first:
             return []
-        window = source.evidence.read_window(first, stop - first)
-        records = [(n, r) for n, r in window if not isinstance(r, Problem)]
+        records = self._evidence_lines(first, stop)
         _fold(state._on_evidence, [(n, r) for n, r in records if n <= upto])
         return [(n, r) for n, r in records if n > upto]
+
+    def _evidence_lines(self, first: int, stop: int) -> list[tuple[int, Any]]:
+        """The records of evidence lines `first`+1..`stop`: from the span of lines between
+        the checkpoint at `first` and the next, read once and kept (a frame asks for lines
+        of the same span up to three times, and the next frame too)."""
+        reader = self.mission.evidence
+        assert reader is not None
+        marks = self.mission.evidence_marks
+        index = bisect_right(marks, first)
+        end = marks[index] if index < len(marks) else len(reader.line_starts)
+        if stop > end:  # past the next checkpoint: not a span
+            return _records(reader.read_window(first, stop - first))
+        key = (reader, reader.generation, len(reader.line_starts), first)
+        span = self._spans.get(key)
+        if span is None:
+            span = self._spans[key] = _records(reader.read_window(first, end - first))
+            while len(self._spans) > SPANS_KEPT:
+                del self._spans[next(iter(self._spans))]
+        return span if end == stop else span[: bisect_right(span, stop, key=_line)]
 
     def _moment(
         self,
@@ -323,6 +347,14 @@ class Replay:
         _as_of(state, self.mission, at)
         state.until = (seq, evidence)
         return moment(state, seq, at, record, now, self.settings, evidence)
+
+
+def _records(window: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    return [(line, record) for line, record in window if not isinstance(record, Problem)]
+
+
+def _line(item: tuple[int, Any]) -> int:
+    return item[0]
 
 
 def _fold(on_record: Any, records: Iterable[tuple[int, Any]]) -> None:

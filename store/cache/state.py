@@ -64,6 +64,8 @@ ZERO = timedelta(0)
 _RECORD_NO = {model: number for number, model in enumerate(RECORDS)}
 _TUPLE_NO = {kind: number for number, kind in enumerate(TUPLES)}
 _PLAIN = (bool, int, float, str, bytes)
+_AS_IS = frozenset((*_PLAIN, type(None)))
+"""What msgpack writes as it is: kept without a call to `_encode` (most items are)."""
 _CONTAINERS: dict[type, int] = {list: LIST, tuple: TUPLE, set: SET, frozenset: FROZENSET}
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
@@ -101,16 +103,16 @@ def decode_state(data: bytes) -> dict[str, Any]:
 
 def _encode(value: Any, seen: dict[int, int]) -> Any:
     kind = type(value)
-    if value is None or kind in _PLAIN:
+    if kind in _AS_IS:
         return value
     if kind is dict:
         items: list[Any] = [DICT]
         for key, item in value.items():
-            items.append(_encode(key, seen))
-            items.append(_encode(item, seen))
+            items.append(key if type(key) in _AS_IS else _encode(key, seen))
+            items.append(item if type(item) in _AS_IS else _encode(item, seen))
         return items
     if kind in _TUPLE_NO:
-        return [NAMED, _TUPLE_NO[kind], *(_encode(item, seen) for item in value)]
+        return [NAMED, _TUPLE_NO[kind], *_each(value, seen)]
     if kind in _RECORD_NO:
         known = seen.get(id(value))
         if known is not None:
@@ -121,7 +123,7 @@ def _encode(value: Any, seen: dict[int, int]) -> Any:
     if kind is datetime:  # UTC as msgpack's own timestamp (back as a UTC datetime)
         return value if value.utcoffset() == ZERO else [TIME, value.isoformat()]
     if kind is deque:
-        return [DEQUE, value.maxlen, *(_encode(item, seen) for item in value)]
+        return [DEQUE, value.maxlen, *_each(value, seen)]
     if kind is Ledger:
         return [LEDGER, _encode(vars(value), seen)]
     tag = _CONTAINERS.get(kind)
@@ -129,7 +131,14 @@ def _encode(value: Any, seen: dict[int, int]) -> Any:
         raise StateError(f"cannot keep a {kind.__name__} in a folded state")
     if tag in (SET, FROZENSET):
         value = sorted(value, key=repr)  # the same state: the same bytes
-    return [tag, *(_encode(item, seen) for item in value)]
+    return [tag, *_each(value, seen)]
+
+
+def _each(values: Any, seen: dict[int, int]) -> list[Any]:
+    """Each item encoded, in order (a plain value as it is: most are)."""
+    if _AS_IS.issuperset(map(type, values)):  # all plain: no Python call an item
+        return list(values)
+    return [item if type(item) in _AS_IS else _encode(item, seen) for item in values]
 
 
 def _decode(value: Any, records: list[Any]) -> Any:

@@ -808,19 +808,26 @@ class Window:
                 data = opened.pread(self.end - self.start, self.start)
             except (OSError, NotCaptured):
                 return []
-        out: list[tuple[int, Any]] = []
-        for index, line in enumerate(data.split(b"\n")[: self.count]):
-            line_no = self.first + index + 1
-            if len(line) > MAX_LINE_BYTES:
-                too_long = f"line over {MAX_LINE_BYTES:,} bytes; not read"
-                out.append((line_no, Problem(self.relpath, line_no, "line-too-long", too_long, "")))
-                continue
+        lines = data.split(b"\n")[: self.count]
+        return [
+            (self.first + n, self._record(line, self.first + n)) for n, line in enumerate(lines, 1)
+        ]
+
+    def _record(self, line: bytes, line_no: int) -> Any:
+        """The line's record or its Problem, found as `LogReader` finds it: validated first,
+        fully parsed only when refused or when it may hold a duplicate key
+        (`plainly_unique`)."""
+        if len(line) > MAX_LINE_BYTES:
+            too_long = f"line over {MAX_LINE_BYTES:,} bytes; not read"
+            return Problem(self.relpath, line_no, "line-too-long", too_long, "")
+        try:
+            record = self.adapter.validate_json(line)
+        except ValidationError as exc:
             parsed = parse_json(self.relpath, line, line_no)
             if isinstance(parsed, Problem):
-                out.append((line_no, parsed))
-                continue
-            try:
-                out.append((line_no, self.adapter.validate_json(line)))
-            except ValidationError as exc:
-                out.append((line_no, validation_problems(self.relpath, exc, line_no)[0]))
-        return out
+                return parsed
+            return validation_problems(self.relpath, exc, line_no)[0]
+        if plainly_unique(line, record):
+            return record
+        parsed = parse_json(self.relpath, line, line_no)
+        return parsed if isinstance(parsed, Problem) else record

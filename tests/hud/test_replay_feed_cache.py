@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from hud.app import HudApp
-from hud.replaying import ReplayFeed
-from store.analysis.replay import Frame
+from hud.replaying import SCAN_LINES, ReplayFeed
+from store.analysis.replay import CHECKPOINT_LINES, Frame
 from tests.factory import T0, Mission, chain, mission, stamp
 from tests.hud.test_replay_review import open_tab, shows
 
-LINES = 1030
-"""Past the first checkpoint (every 1,024 lines): a frame after it starts from the cache."""
+LINES = CHECKPOINT_LINES + 6
+"""Past the first checkpoint: a frame after it starts from the cache."""
 
 
 def edited_behind_an_append(built: Mission) -> None:
@@ -91,3 +91,71 @@ async def test_the_tab_shows_the_edited_log_once_hashed(
 
 def line_of_step(text: str, step: str) -> str:
     return next(line for line in text.splitlines() if line[2:].startswith(f"{step} "))
+
+
+async def test_a_read_only_hud_replays_from_the_cache_and_never_writes_it(
+    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    built = mission(tmp_path / "state", "gamma")
+    for other in ("alpha", "beta"):
+        mission(built.root, other)
+    built.step("s1", "running")
+    built.clock = T0 + timedelta(seconds=5)
+    app = make_app(built.root, live=False, read_only=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await open_tab(pilot, app, "7")
+        await shows(pilot, app, "seq 1 of 1")
+    assert not list((tmp_path / "cache").glob("*.sealed"))
+
+
+def landmarked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Mission:
+    """gamma: heartbeats past a landmark scan's chunk, s1 failed at line SCAN_LINES + 10."""
+    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
+    built = mission(tmp_path / "state", "gamma")
+    records = []
+    for n in range(SCAN_LINES + 50):
+        fields = {"at": stamp(T0 + timedelta(seconds=n)), "actor": "agent"}
+        if n in (0, 9, SCAN_LINES + 9):
+            step, state = ("s2", "running") if n == 9 else ("s1", "running" if n == 0 else "failed")
+            fields.update(type="step", step=step, plan_version=1, state=state)
+        else:
+            fields.update(type="heartbeat")
+        records.append(fields)
+    (built.dir / "events.jsonl").write_bytes(chain(records))
+    return built
+
+
+def failures(feed: ReplayFeed) -> list[tuple[int, str]]:
+    return [(mark.seq, mark.label) for mark in feed.landmarks.all() if mark.kind == "failure"]
+
+
+def test_the_landmarks_are_kept_and_come_with_the_first_frame_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = landmarked(tmp_path, monkeypatch)
+    first = ReplayFeed(built.root, built.id)
+    assert first.aimed(None, None)[2] is not None
+    assert first.verify() and first.scan()  # every line read for landmarks
+    assert failures(first) == [(SCAN_LINES + 10, "step s1 failed")]
+    again = ReplayFeed(built.root, built.id)
+    _, last, bearings = again.aimed(None, None)
+    assert bearings is not None and bearings.scanned == last == SCAN_LINES + 50
+    assert not again.scan()  # none left to read
+    assert failures(again) == failures(first)
+
+
+def test_landmarks_kept_for_a_prefix_edited_since_are_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = landmarked(tmp_path, monkeypatch)
+    first = ReplayFeed(built.root, built.id)
+    first.aimed(None, None)
+    assert first.verify() and first.scan()
+    edited_behind_an_append(built)  # s2 blocked at line 10: a failure
+    again = ReplayFeed(built.root, built.id)
+    again.aimed(None, None)
+    assert not again.verify()  # the prefix changed: read anew, the landmarks too
+    again.aimed(None, None)
+    again.scan()
+    assert failures(again) == [(10, "step s2 blocked"), (SCAN_LINES + 10, "step s1 failed")]

@@ -7,11 +7,12 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.analysis import landmarks
-from store.analysis.landmarks import LABEL_MAX, Landmark, Landmarks, first_cited
+from store.analysis.landmarks import KINDS, LABEL_MAX, Landmark, Landmarks, first_cited
 from store.format.load import EVENT_ADAPTER
 from store.format.problems import Problem
 from store.format.records import ApprovalRequest, Budget, Decision, Handoff, Plan
@@ -316,3 +317,24 @@ def test_past_actors_kept_a_new_actor_is_no_longer_a_handoff(monkeypatch: Any) -
     monkeypatch.setattr(landmarks, "ACTORS_KEPT", 3)
     marks = fed(*(event(n, "heartbeat", actor=f"a{n}") for n in range(1, 7)))
     assert [mark.seq for mark in marks.all()] == [2, 3]  # a1, a2, a3 kept: a4.. are not noted
+
+
+def test_landmarks_dumped_come_back_the_same_and_feed_on() -> None:
+    marks = fed(step(1, "running"), usage(2, 5.0), event(3, "error", actor="b", message="x"))
+    budget = {**NO_DOCUMENTS, "budget": Budget(schema=1, usd=5.0)}
+    loaded = Landmarks.load(marks.dump())
+    assert loaded is not None
+    for both in (marks, loaded):
+        both.add([(4, event(4, "halt", actor="c", reason="stop"))])
+        both.place(**budget)
+    assert loaded.all() == marks.all() and loaded.lines == 4
+    kinds = ["budget", "budget", "handoff", "failure", "handoff", "failure"]
+    assert [mark.kind for mark in loaded.all()] == kinds
+
+
+def test_dumped_landmarks_whose_parts_disagree_are_refused() -> None:
+    dumped = fed(step(1, "running"), step(2, "failed")).dump()
+    assert Landmarks.load(msgspec.structs.replace(dumped, lines=3)) is None
+    assert Landmarks.load(msgspec.structs.replace(dumped, seqs=dumped.seqs[:-1])) is None
+    assert Landmarks.load(msgspec.structs.replace(dumped, kinds=bytes([len(KINDS)]))) is None
+    assert Landmarks.load(msgspec.structs.replace(dumped, text=b"")) is None

@@ -158,6 +158,25 @@ def test_read_window_shows_bad_lines_as_problems(tmp_path: Path, log: Path) -> N
     assert isinstance(window[4], StepEvent)
 
 
+def test_read_window_refuses_what_the_reader_refuses(tmp_path: Path, log: Path) -> None:
+    """A window validates first and parses whole only what may hide a duplicate key (as the
+    reader does): a repeated key, bad JSON and a schema miss are each a Problem."""
+    lines = log.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"actor":"a"', b'"actor":"a","actor":"b"')
+    lines[2] = b"{broken"
+    lines[3] = lines[3].replace(b'"state":"running"', b'"state":42')
+    log.write_bytes(b"\n".join(lines))
+    reader = reader_for(tmp_path)
+    reader.poll()
+    window = dict(reader.read_window(0, 5))
+    codes = {line: getattr(item, "code", "") for line, item in window.items()}
+    assert codes[2] == codes[3] == "bad-json" and codes[4] == "schema"
+    assert "duplicate" in window[2].message
+    assert isinstance(window[1], StepEvent) and isinstance(window[5], StepEvent)
+    read_by_reader = {(p.line, p.code) for p in reader.problems}
+    assert {(2, "bad-json"), (3, "bad-json"), (4, "schema")} <= read_by_reader
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
 def test_small_read_chunks_give_the_same_result(
     tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
