@@ -29,14 +29,24 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(RUNTIME)
 	$(BIN)/hud demo
 
-lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy store hud cli widgets themes simulator agentside
-	$(BIN)/lint-imports
+# The checks of `make lint`; `make test` runs them beside the tests.
+LINT = $(BIN)/ruff check . && $(BIN)/ruff format --check . \
+	&& $(BIN)/mypy store hud cli widgets themes simulator agentside && $(BIN)/lint-imports
 
-test: lint
-	$(BIN)/pytest
+lint: $(STAMP)
+	$(LINT)
+
+# The lint (mypy: half a minute in a fresh clone) runs while the tests start and run; its
+# output follows theirs, and either failing fails the target. The suite starts many Python
+# processes (xdist's workers, the real hud in a pty, the CLI): each compiles the project
+# and rewrites the test modules anew unless bytecode may be cached, so it may here even
+# where PYTHONDONTWRITEBYTECODE is set (a worker's collection: 15 s of CPU, else 5 s).
+test: $(STAMP)
+	@($(LINT)) >$(VENV)/lint.log 2>&1 & linting=$$!; \
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest; tested=$$?; \
+	wait $$linting; linted=$$?; cat $(VENV)/lint.log; \
+	if [ $$linted -ne 0 ]; then echo "make: the lint failed (above)" >&2; exit $$linted; fi; \
+	exit $$tested
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/store/test_fault_injection.py
