@@ -193,8 +193,7 @@ def update_plan(screen: RowScreen[Any], mission: MissionState) -> None:
         PlanVersion(version, loaded.record, tuple(loaded.problems))
         for version, loaded in mission.plans.items()
     ]
-    states = {step: latest.event for step, latest in mission.step_latest.items()}
-    view.show(versions, states)
+    view.show(versions, mission.step_latest)
 
 
 def update_execution(screen: RowScreen[Any], mission: MissionState) -> None:
@@ -255,7 +254,7 @@ def update_handoff(screen: RowScreen[Any], mission: MissionState) -> None:
     step_state = None
     if handoff is not None and handoff.current_step:
         latest = mission.step_latest.get(handoff.current_step)
-        step_state = latest.event.state if latest else None
+        step_state = latest.state if latest else None
     reader = mission.evidence
     verdicts = {  # only what the hash chain still vouches for
         item.id: item.verdict

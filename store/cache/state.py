@@ -33,7 +33,7 @@ from store.format.records import (
     WaiterEvent,
 )
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 """Bumped whenever what the codec writes (or CLASSES) changes: older bytes are refused."""
 RECORDS: tuple[type[BaseModel], ...] = (
     StepEvent,

@@ -207,11 +207,11 @@ class Ledger:
         holders = self.holders.get(step, frozenset())
         if (
             before is not None
-            and before.event.actor != actor
+            and before.actor != actor
             and actor in holders
-            and before.event.state in ACTIVE_STATES
+            and before.state in ACTIVE_STATES
         ):
-            held = f"{before.event.actor} holds it {before.event.state} (line {before.line})"
+            held = f"{before.actor} holds it {before.state} (line {before.line})"
             self._note(Mark(line, event.at, "contested", actor, step, detail=held, version=version))
         if actor not in holders:
             self.holders[step] = holders | {actor}

@@ -168,12 +168,12 @@ class MissionState:
         if kind == "step":
             step, steps = event.step, self.step_latest
             before = steps.get(step)
-            steps[step] = StepLatest(event, line)
+            steps[step] = StepLatest.of(event, line)
             if (
                 before is None
                 or event.state in NOTED_STATES
                 or event.plan_version != ledger.plan_now
-                or (ledger.mixed and before.event.actor != event.actor)
+                or (ledger.mixed and before.actor != event.actor)
             ):
                 ledger.step(event, line, before)
             if step not in self.event_step_refs:
@@ -192,9 +192,7 @@ class MissionState:
             if event.approval and event.phase == "started":
                 self.used_approvals.setdefault(event.approval, event)
             latest = self.step_latest.get(step)
-            ledger.attempt(
-                event, line, latest.event.plan_version if latest else ledger.plan_now or 1
-            )
+            ledger.attempt(event, line, latest.plan_version if latest else ledger.plan_now or 1)
         elif kind == "halt":
             self.halt = event
             ledger.halt(event, line)

@@ -44,10 +44,19 @@ class UsagePoint(NamedTuple):
 
 
 class StepLatest(NamedTuple):
-    """The latest `step` event of a step, and where it is in the log."""
+    """What the derivations and screens read of a step's latest `step` event, and where
+    it is in the log (not the whole record: the fold keeps one per step of every mission)."""
 
-    event: StepEvent
+    state: str
+    plan_version: int
+    actor: str
+    at: datetime
+    reason: str
     line: int
+
+    @classmethod
+    def of(cls, event: StepEvent, line: int) -> StepLatest:
+        return cls(event.state, event.plan_version, event.actor, event.at, event.reason, line)
 
 
 class Reference(NamedTuple):
