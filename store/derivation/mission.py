@@ -35,6 +35,7 @@ from store.format.records import (
     Plan,
     WaiterEvent,
     request_digest,
+    share_field_sets,
 )
 from store.trust import sshsig
 from store.trust.policy import (
@@ -77,6 +78,39 @@ EVIDENCE_AGGREGATES = (
 
 class MissionState:
     """Everything known about one mission folder."""
+
+    __slots__ = (  # one per mission of a workspace: no instance dict (45 keys, ~2 KB)
+        "root",
+        "id",
+        "base",
+        "events_path",
+        "evidence_path",
+        "intent",
+        "constraints",
+        "signers",
+        "handoff",
+        "plans",
+        "plan_hashes",
+        "requests",
+        "decisions",
+        "history",
+        "constraint_history",
+        "policy_signatures",
+        "artifact_checks",
+        "path_problems",
+        "notices",
+        "artifacts",
+        "leases",
+        "events",
+        "evidence",
+        "_problems",
+        "_policy",
+        "_effective",
+        "_signatures",
+        "until",
+        *EVENT_AGGREGATES,
+        *EVIDENCE_AGGREGATES,
+    )
 
     def __init__(self, root: Path, mission_id: str) -> None:
         self.root = root
@@ -234,11 +268,11 @@ class MissionState:
         elif kind is Kind.EVIDENCE:
             self.evidence = self._poll(rel, kind, present, self.evidence)
         elif kind is Kind.INTENT:
-            self.intent = load_document(self.root, rel, Intent) if present else None
+            self.intent = self._load(rel, Intent) if present else None
         elif kind is Kind.CONSTRAINTS:
-            self.constraints = load_document(self.root, rel, Constraints) if present else None
+            self.constraints = self._load(rel, Constraints) if present else None
         elif kind is Kind.HANDOFF:
-            self.handoff = load_document(self.root, rel, Handoff) if present else None
+            self.handoff = self._load(rel, Handoff) if present else None
         elif kind is Kind.PLAN:
             self._apply_plan(int(located.parts["version"]), rel, present)
         elif kind is Kind.REQUEST:
@@ -304,15 +338,27 @@ class MissionState:
         model: type[Any],
     ) -> None:
         if present:
-            table[key] = load_document(self.root, rel, model)
+            table[key] = self._load(rel, model)
         else:
             table.pop(key, None)
+
+    def _load(self, rel: str, model: type[Any]) -> Loaded[Any]:
+        """The document `rel` as `model`, kept for as long as it is unchanged: its record's
+        field sets shared, its raw tree only where it is read again (a request's: its
+        digest, its args shown as written) or where no record came of it (what the review
+        reads of its schema)."""
+        loaded = load_document(self.root, rel, model)
+        if loaded.record is not None:
+            share_field_sets(loaded.record)
+            if model is not ApprovalRequest:
+                loaded.raw = None
+        return loaded
 
     def _apply_plan(self, version: int, rel: str, present: bool) -> None:
         if not present:
             self.plans.pop(version, None)
             return
-        loaded = load_document(self.root, rel, Plan)
+        loaded = self._load(rel, Plan)
         self.plans[version] = loaded
         if loaded.sha256 is None or loaded.record is None:
             return
