@@ -21,7 +21,6 @@ from store.analysis.review import review
 from store.derivation.derive import budget_use
 from store.derivation.mission import MissionState
 from store.format.load import LogReader, Window
-from store.format.records import Evidence
 from widgets.tabs.budget import BudgetView
 from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
 from widgets.tabs.evidence import EvidenceView
@@ -257,9 +256,9 @@ def update_handoff(screen: RowScreen[Any], mission: MissionState) -> None:
         step_state = latest.state if latest else None
     reader = mission.evidence
     verdicts = {  # only what the hash chain still vouches for
-        item.id: item.verdict
-        for line, item in mission.recent_evidence
-        if isinstance(item, Evidence) and (reader is None or reader.vouches_for(line))
+        seen.id: seen.verdict
+        for seen in mission.recent_evidence
+        if reader is None or reader.vouches_for(seen.line)
     }
     view.show(
         handoff,

@@ -379,8 +379,8 @@ def moment(
     `record` is that event, or None)."""
     plan = state.latest_plan
     evidence = tuple(
-        EvidenceAt(item.id, item.step, item.verdict, line)
-        for line, item in list(state.recent_evidence)[-EVIDENCE_SHOWN:]
+        EvidenceAt(seen.id, seen.step, seen.verdict, seen.line)
+        for seen in list(state.recent_evidence)[-EVIDENCE_SHOWN:]
     )
     return Moment(
         seq=seq,

@@ -20,7 +20,7 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from store.derivation.ledger import AttemptSeen, Completed, KnownRef, Ledger, Mark
-from store.derivation.view import Reference, StepLatest, UsagePoint
+from store.derivation.view import EvidenceSeen, Reference, StepLatest, UsagePoint
 from store.format.records import (
     Artifact,
     AttemptEvent,
@@ -54,6 +54,7 @@ TUPLES: tuple[type[tuple[Any, ...]], ...] = (
     AttemptSeen,
     Completed,
     KnownRef,
+    EvidenceSeen,
 )
 CLASSES = (*RECORDS, *TUPLES, Ledger)
 

@@ -21,6 +21,7 @@ replay keeps a copy every few thousand lines.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 from collections import deque
 from datetime import datetime
@@ -116,6 +117,13 @@ class KnownRef(NamedTuple):
 
     ref: str
     line: int
+
+
+@functools.lru_cache(maxsize=4096)
+def _joined(holders: frozenset[str], actor: str) -> frozenset[str]:
+    """`holders` and `actor`, one set for every step and mission that has them (a
+    workspace's steps mostly have the same one or two)."""
+    return holders | {actor}
 
 
 def effect_digest(event: AttemptEvent) -> str:
@@ -214,7 +222,7 @@ class Ledger:
             held = f"{before.actor} holds it {before.state} (line {before.line})"
             self._note(Mark(line, event.at, "contested", actor, step, detail=held, version=version))
         if actor not in holders:
-            self.holders[step] = holders | {actor}
+            self.holders[step] = _joined(holders, actor)
         if state not in NOTED_STATES:
             return
         self._note(Mark(line, event.at, "state", actor, step, state, event.reason, version))

@@ -17,7 +17,7 @@ from store.derivation.artifacts import ArtifactCheck, file_problem, hash_artifac
 from store.derivation.invariants import mission_invariants
 from store.derivation.lease import waiting
 from store.derivation.ledger import NOTED_STATES, Ledger
-from store.derivation.view import Reference, StepLatest, UsagePoint
+from store.derivation.view import EvidenceSeen, Reference, StepLatest, UsagePoint
 from store.format.confined import lstat, read_file
 from store.format.layout import Kind, Located, lease_path
 from store.format.load import Loaded, LogReader, check_history, load_document
@@ -175,7 +175,7 @@ class MissionState:
 
     def _reset_evidence(self) -> None:
         self.passed_steps: set[str] = set()
-        self.recent_evidence: deque[tuple[int, Evidence]] = deque(maxlen=RECENT)
+        self.recent_evidence: deque[EvidenceSeen] = deque(maxlen=RECENT)
         self.evidence_step_refs: dict[str, Reference] = {}
         self.artifact_refs: dict[str, tuple[Artifact, Reference]] = {}
         self.passes: dict[str, tuple[tuple[int, Evidence], ...]] = {}
@@ -236,7 +236,7 @@ class MissionState:
                 self.waiters[event.request] = event
 
     def _on_evidence(self, item: Evidence, line: int) -> None:
-        self.recent_evidence.append((line, item))
+        self.recent_evidence.append(EvidenceSeen(line, item.id, item.step, item.verdict))
         if item.step not in self.evidence_step_refs:
             self.evidence_step_refs[item.step] = Reference(self.evidence_path, line)
         if item.verdict == "pass":

@@ -3,7 +3,8 @@
 `MissionState` (mission.py) folds a mission's files and calls the invariants; the status,
 invariants and stale-instruction derivations read it back. They type it as this
 protocol, so the mission module imports them and none of them imports it: no circle.
-The small records the fold keeps per log line (`UsagePoint`, `StepLatest`, `Reference`)
+The small records the fold keeps per log line (`UsagePoint`, `StepLatest`, `EvidenceSeen`,
+`Reference`)
 live here with it.
 """
 
@@ -57,6 +58,16 @@ class StepLatest(NamedTuple):
     @classmethod
     def of(cls, event: StepEvent, line: int) -> StepLatest:
         return cls(event.state, event.plan_version, event.actor, event.at, event.reason, line)
+
+
+class EvidenceSeen(NamedTuple):
+    """What the screens read of a recent evidence line (not the whole record: a mission
+    keeps up to `RECENT`), and its line."""
+
+    line: int
+    id: str
+    step: str
+    verdict: str
 
 
 class Reference(NamedTuple):

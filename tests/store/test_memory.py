@@ -53,6 +53,22 @@ def test_a_steps_latest_keeps_no_record(tmp_path: Path) -> None:
     assert latest.line == 15
 
 
+def test_recent_evidence_keeps_no_record_and_steps_share_their_holders(tmp_path: Path) -> None:
+    for name in ("m1", "m2"):
+        built = busy_mission(tmp_path, name)
+        built.evidence("s1", "pass")
+        built.evidence("s2", "fail")
+    workspace = Workspace(tmp_path)
+    workspace.scan()
+    first, second = workspace.missions["m1"], workspace.missions["m2"]
+    assert [tuple(seen) for seen in first.recent_evidence] == [
+        (1, "e1", "s1", "pass"),
+        (2, "e2", "s2", "fail"),
+    ]
+    holders = [m.ledger.holders[step] for m in (first, second) for step in STEPS]
+    assert holders[0] == {"agent"} and all(held is holders[0] for held in holders)
+
+
 def test_documents_keep_their_raw_tree_only_where_it_is_read_again(tmp_path: Path) -> None:
     built = busy_mission(tmp_path, "m1")
     built.request("r1")

@@ -356,7 +356,7 @@ def test_the_last_event_equals_the_live_state(ops: list[Op]) -> None:
         assert {s.id: s.state for s in shown.steps if s.state} == {
             step: latest.state for step, latest in state.step_latest.items()
         }
-        assert [e.id for e in shown.evidence] == [e.id for _, e in state.recent_evidence][-20:]
+        assert [e.id for e in shown.evidence] == [e.id for e in state.recent_evidence][-20:]
         assert sorted(map(str, shown.problems)) == sorted(map(str, state.problems()))
 
 
