@@ -240,12 +240,14 @@ class MissionState:
         if item.step not in self.evidence_step_refs:
             self.evidence_step_refs[item.step] = Reference(self.evidence_path, line)
         if item.verdict == "pass":
+            share_field_sets(item)  # kept (its artifact too)
             self.passed_steps.add(item.step)
             kept = (*self.passes.get(item.step, ()), (line, item))
             self.passes[item.step] = kept[-PASSES_KEPT:]
         if item.artifact is not None:
             artifact = f"{self.base}/artifacts/{item.artifact.path}"
             if artifact not in self.artifact_refs:
+                share_field_sets(item.artifact)
                 reference = Reference(self.evidence_path, line)
                 self.artifact_refs[artifact] = (item.artifact, reference)
 

@@ -53,7 +53,7 @@ def test_a_steps_latest_keeps_no_record(tmp_path: Path) -> None:
     assert latest.line == 15
 
 
-def test_recent_evidence_keeps_no_record_and_steps_share_their_holders(tmp_path: Path) -> None:
+def test_evidence_kept_is_small_and_steps_share_their_holders(tmp_path: Path) -> None:
     for name in ("m1", "m2"):
         built = busy_mission(tmp_path, name)
         built.evidence("s1", "pass")
@@ -65,6 +65,8 @@ def test_recent_evidence_keeps_no_record_and_steps_share_their_holders(tmp_path:
         (1, "e1", "s1", "pass"),
         (2, "e2", "s2", "fail"),
     ]
+    passed = [m.passes["s1"][0][1] for m in (first, second)]
+    assert passed[0].__pydantic_fields_set__ is passed[1].__pydantic_fields_set__
     holders = [m.ledger.holders[step] for m in (first, second) for step in STEPS]
     assert holders[0] == {"agent"} and all(held is holders[0] for held in holders)
 
