@@ -31,6 +31,7 @@ from store.format.records import (
     StepEvent,
     UsageEvent,
     WaiterEvent,
+    share_field_sets,
 )
 
 STATE_VERSION = 3
@@ -142,6 +143,7 @@ def _decode(value: Any, records: list[Any]) -> Any:
     if tag == RECORD:
         number, dumped = rest
         record = RECORDS[number].model_validate_json(dumped)
+        share_field_sets(record)  # as the fold's kept records do
         records.append(record)
         return record
     if tag == SEEN:

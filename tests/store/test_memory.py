@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from store.derivation.mission import MissionState
+from store.cache.state import decode_state, encode_state
+from store.derivation.mission import EVIDENCE_AGGREGATES, MissionState
 from store.format.records import Constraints, PlanStep, share_field_sets
 from store.index.workspace import Workspace
 from tests.factory import Mission, mission
@@ -139,3 +140,13 @@ def test_a_scanned_mission_retains_under_20_kb(tmp_path: Path) -> None:
     # 31 KB before: each step's whole StepEvent, every document's raw tree, a set of
     # the fields given per record, an instance dict of 45 keys per mission
     assert retained_per_mission(tmp_path, 40) < 20_000
+
+
+def test_records_a_cached_fold_brings_back_share_their_field_sets(tmp_path: Path) -> None:
+    built = busy_mission(tmp_path, "m1")
+    built.evidence("s1", "pass")
+    state = scanned(tmp_path)
+    saved = encode_state(state.saved(EVIDENCE_AGGREGATES))
+    passed = [decode_state(saved)["passes"]["s1"][0][1] for _ in range(2)]
+    assert passed[0] is not passed[1]
+    assert passed[0].__pydantic_fields_set__ is passed[1].__pydantic_fields_set__
