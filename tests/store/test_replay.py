@@ -40,10 +40,11 @@ def test_what_a_reset_sets_is_what_a_checkpoint_saves(
 ) -> None:
     state = MissionState(tmp_path, "m")
     unset = object()
-    for name in list(vars(state)):
+    for name in MissionState.__slots__:
         setattr(state, name, unset)
     getattr(state, reset)()
-    assert {name for name, value in vars(state).items() if value is not unset} == set(names)
+    kept = {name for name in MissionState.__slots__ if getattr(state, name) is not unset}
+    assert kept == set(names)
 
 
 def test_a_restored_copy_is_not_shared(tmp_path: Path) -> None:
