@@ -117,7 +117,7 @@ def handoff_markdown(
         out.append("|---|---|---|---|")
         for step in plan.steps:
             latest = mission.step_latest.get(step.id)
-            state = latest.event.state if latest else "—"
+            state = latest.state if latest else "—"
             out.append(f"| {md(step.id)} | {md(step.title)} | {step.risk} | {state} |")
     out += _requests(mission, now)
     out += _budget(mission, now)

@@ -21,7 +21,6 @@ from store.analysis.review import review
 from store.derivation.derive import budget_use
 from store.derivation.mission import MissionState
 from store.format.load import LogReader, Window
-from store.format.records import Evidence
 from widgets.tabs.budget import BudgetView
 from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
 from widgets.tabs.evidence import EvidenceView
@@ -193,8 +192,7 @@ def update_plan(screen: RowScreen[Any], mission: MissionState) -> None:
         PlanVersion(version, loaded.record, tuple(loaded.problems))
         for version, loaded in mission.plans.items()
     ]
-    states = {step: latest.event for step, latest in mission.step_latest.items()}
-    view.show(versions, states)
+    view.show(versions, mission.step_latest)
 
 
 def update_execution(screen: RowScreen[Any], mission: MissionState) -> None:
@@ -255,12 +253,12 @@ def update_handoff(screen: RowScreen[Any], mission: MissionState) -> None:
     step_state = None
     if handoff is not None and handoff.current_step:
         latest = mission.step_latest.get(handoff.current_step)
-        step_state = latest.event.state if latest else None
+        step_state = latest.state if latest else None
     reader = mission.evidence
     verdicts = {  # only what the hash chain still vouches for
-        item.id: item.verdict
-        for line, item in mission.recent_evidence
-        if isinstance(item, Evidence) and (reader is None or reader.vouches_for(line))
+        seen.id: seen.verdict
+        for seen in mission.recent_evidence
+        if reader is None or reader.vouches_for(seen.line)
     }
     view.show(
         handoff,

@@ -377,9 +377,7 @@ def _escalation(mission: MissionState, marks: list[Mark], window: _Window, tally
     """Steps active in the window (a step event in it), and those that needed a human: an
     approval request for them, blocked or outcome_unknown, their attempts used up, or (not
     succeeded) when the usage went past the budget and the run did not halt."""
-    active = {
-        step for step, latest in mission.step_latest.items() if latest.event.at >= window.since
-    }
+    active = {step for step, latest in mission.step_latest.items() if latest.at >= window.since}
     needed: dict[str, datetime] = {}
     for mark in marks:
         if mark.kind == "state" and mark.subject in ESCALATING and window.holds(mark.at):
@@ -390,13 +388,13 @@ def _escalation(mission: MissionState, marks: list[Mark], window: _Window, tally
             needed.setdefault(request.step, request.requested_at)
     for step in retries_exhausted(mission):
         latest = mission.step_latest.get(step)
-        if latest is not None and window.holds(latest.event.at):
-            needed.setdefault(step, latest.event.at)
+        if latest is not None and window.holds(latest.at):
+            needed.setdefault(step, latest.at)
     overruns = over_budget(mission) if mission.halt is None else []
     overrun = min((o.at for o in overruns if o.at <= window.until), default=None)
     if overrun is not None:
         for step, latest in mission.step_latest.items():
-            if latest.event.state != "succeeded":
+            if latest.state != "succeeded":
                 needed.setdefault(step, max(overrun, window.since))
     needed = {step: at for step, at in needed.items() if step in active}
     tally.active_steps += len(active)

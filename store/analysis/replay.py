@@ -411,8 +411,8 @@ def moment(
     `record` is that event, or None)."""
     plan = state.latest_plan
     evidence = tuple(
-        EvidenceAt(item.id, item.step, item.verdict, line)
-        for line, item in list(state.recent_evidence)[-EVIDENCE_SHOWN:]
+        EvidenceAt(seen.id, seen.step, seen.verdict, seen.line)
+        for seen in list(state.recent_evidence)[-EVIDENCE_SHOWN:]
     )
     return Moment(
         seq=seq,
@@ -448,8 +448,7 @@ def steps_at(state: MissionState) -> tuple[StepAt, ...]:
 def _step(step_id: str, title: str, risk: str, latest: Any) -> StepAt:
     if latest is None:
         return StepAt(step_id, title, risk, None, "", None, None)
-    event = latest.event
-    return StepAt(step_id, title, risk, event.state, event.reason, event.actor, latest.line)
+    return StepAt(step_id, title, risk, latest.state, latest.reason, latest.actor, latest.line)
 
 
 def _request(state: MissionState, request_id: str, now: datetime) -> RequestAt:

@@ -349,7 +349,7 @@ def _independent_evidence(scope: _Scope) -> Found:
     done = [
         (step, latest)
         for step in scope.steps
-        if (latest := mission.step_latest.get(step)) and latest.event.state == "succeeded"
+        if (latest := mission.step_latest.get(step)) and latest.state == "succeeded"
     ]
     if not done:
         return "unknown", f"no step of plan v{scope.version} has succeeded yet", []
@@ -379,7 +379,7 @@ def _independent_evidence(scope: _Scope) -> Found:
 
 def _independent(mission: MissionState, item: Any, latest: Any) -> bool:
     """Evidence another observer made, or that cites an artifact whose bytes check."""
-    if item.observer and item.observer != latest.event.actor:
+    if item.observer and item.observer != latest.actor:
         return True
     if item.artifact is None:
         return False
@@ -448,7 +448,7 @@ def _runaway_loop(scope: _Scope) -> Found:
     failures: list[Cite] = []
     for step, count in sorted(mission.ledger.attempts.items()):
         now = mission.step_latest.get(step)
-        succeeded = now is not None and now.event.state == "succeeded"
+        succeeded = now is not None and now.state == "succeeded"
         if step not in scope.steps or count < limit or (count == limit and succeeded):
             continue
         lines = mission.ledger.attempt_lines.get(step, ())

@@ -20,7 +20,7 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from store.derivation.ledger import AttemptSeen, Completed, KnownRef, Ledger, Mark
-from store.derivation.view import Reference, StepLatest, UsagePoint
+from store.derivation.view import EvidenceSeen, Reference, StepLatest, UsagePoint
 from store.format.records import (
     Artifact,
     AttemptEvent,
@@ -31,9 +31,10 @@ from store.format.records import (
     StepEvent,
     UsageEvent,
     WaiterEvent,
+    share_field_sets,
 )
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 """Bumped whenever what the codec writes (or CLASSES) changes: older bytes are refused."""
 RECORDS: tuple[type[BaseModel], ...] = (
     StepEvent,
@@ -54,6 +55,7 @@ TUPLES: tuple[type[tuple[Any, ...]], ...] = (
     AttemptSeen,
     Completed,
     KnownRef,
+    EvidenceSeen,
 )
 CLASSES = (*RECORDS, *TUPLES, Ledger)
 
@@ -150,6 +152,7 @@ def _decode(value: Any, records: list[Any]) -> Any:
     if tag == RECORD:
         number, dumped = rest
         record = RECORDS[number].model_validate_json(dumped)
+        share_field_sets(record)  # as the fold's kept records do
         records.append(record)
         return record
     if tag == SEEN:

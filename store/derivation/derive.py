@@ -105,8 +105,7 @@ def is_done(mission: MissionView) -> bool:
     if plan is None or not plan.steps:
         return False
     return all(
-        (latest := mission.step_latest.get(step.id)) is not None
-        and latest.event.state == "succeeded"
+        (latest := mission.step_latest.get(step.id)) is not None and latest.state == "succeeded"
         for step in plan.steps
     )
 
@@ -121,7 +120,7 @@ def current_states(mission: MissionView) -> set[str]:
     """Latest states of the steps that matter: those of the latest plan, if any."""
     wanted = _wanted_steps(mission)
     return {
-        latest.event.state
+        latest.state
         for step, latest in mission.step_latest.items()
         if wanted is None or step in wanted
     }
@@ -161,7 +160,7 @@ def retries_exhausted(mission: MissionView) -> list[str]:
         for step, count in mission.ledger.attempts.items()
         if count >= limit
         and (wanted is None or step in wanted)
-        and not ((latest := mission.step_latest.get(step)) and latest.event.state == "succeeded")
+        and not ((latest := mission.step_latest.get(step)) and latest.state == "succeeded")
     )
 
 
@@ -215,7 +214,7 @@ def needs_you_reasons(mission: MissionView) -> list[NeedsYou]:
     found = [
         NeedsYou(f"outcome_unknown:{step}", f"step {step}: outcome unknown")
         for step, latest in sorted(mission.step_latest.items())
-        if latest.event.state == "outcome_unknown" and (wanted is None or step in wanted)
+        if latest.state == "outcome_unknown" and (wanted is None or step in wanted)
     ]
     found += [
         NeedsYou(f"problem:{p.where}:{p.code}", f"{p.where}: {p.message}")

@@ -42,12 +42,11 @@ def stale_instructions(mission: MissionView) -> list[Stale]:
     if edited is not None:
         at, what = edited
         for step, latest in sorted(mission.step_latest.items()):
-            event = latest.event
-            plan = mission.plans.get(event.plan_version)
+            plan = mission.plans.get(latest.plan_version)
             created = plan.record.created_at if plan and plan.record else None
-            if event.at > at and created is not None and created < at:
+            if latest.at > at and created is not None and created < at:
                 note = (
-                    f"{step} ran under plan v{event.plan_version} (written "
+                    f"{step} ran under plan v{latest.plan_version} (written "
                     f"{created:%Y-%m-%d %H:%M}) after {what} was edited "
                     f"({at:%Y-%m-%d %H:%M}): no plan took the edit in"
                 )

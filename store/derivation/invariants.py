@@ -181,7 +181,7 @@ def _succeeded_without_evidence(mission: MissionView) -> list[Problem]:
             "append evidence for the step to evidence.jsonl before marking it succeeded",
         )
         for step, latest in mission.step_latest.items()
-        if latest.event.state == "succeeded" and step not in mission.passed_steps
+        if latest.state == "succeeded" and step not in mission.passed_steps
     ]
 
 

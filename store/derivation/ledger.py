@@ -21,6 +21,7 @@ replay keeps a copy every few thousand lines.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 from collections import deque
 from datetime import datetime
@@ -118,6 +119,13 @@ class KnownRef(NamedTuple):
     line: int
 
 
+@functools.lru_cache(maxsize=4096)
+def _joined(holders: frozenset[str], actor: str) -> frozenset[str]:
+    """`holders` and `actor`, one set for every step and mission that has them (a
+    workspace's steps mostly have the same one or two)."""
+    return holders | {actor}
+
+
 def effect_digest(event: AttemptEvent) -> str:
     """What an attempt does, as a digest: its tool and canonical args."""
     return hashlib.sha256(canonical_json({"tool": event.tool, "args": event.args})).hexdigest()
@@ -207,14 +215,14 @@ class Ledger:
         holders = self.holders.get(step, frozenset())
         if (
             before is not None
-            and before.event.actor != actor
+            and before.actor != actor
             and actor in holders
-            and before.event.state in ACTIVE_STATES
+            and before.state in ACTIVE_STATES
         ):
-            held = f"{before.event.actor} holds it {before.event.state} (line {before.line})"
+            held = f"{before.actor} holds it {before.state} (line {before.line})"
             self._note(Mark(line, event.at, "contested", actor, step, detail=held, version=version))
         if actor not in holders:
-            self.holders[step] = holders | {actor}
+            self.holders[step] = _joined(holders, actor)
         if state not in NOTED_STATES:
             return
         self._note(Mark(line, event.at, "state", actor, step, state, event.reason, version))

@@ -17,7 +17,7 @@ from store.derivation.artifacts import ArtifactCheck, file_problem, hash_artifac
 from store.derivation.invariants import mission_invariants
 from store.derivation.lease import waiting
 from store.derivation.ledger import NOTED_STATES, Ledger
-from store.derivation.view import Reference, StepLatest, UsagePoint
+from store.derivation.view import EvidenceSeen, Reference, StepLatest, UsagePoint
 from store.format.confined import lstat, read_file
 from store.format.layout import Kind, Located, lease_path
 from store.format.load import Loaded, LogReader, check_history, load_document
@@ -35,6 +35,7 @@ from store.format.records import (
     Plan,
     WaiterEvent,
     request_digest,
+    share_field_sets,
 )
 from store.trust import sshsig
 from store.trust.policy import (
@@ -77,6 +78,39 @@ EVIDENCE_AGGREGATES = (
 
 class MissionState:
     """Everything known about one mission folder."""
+
+    __slots__ = (  # one per mission of a workspace: no instance dict (45 keys, ~2 KB)
+        "root",
+        "id",
+        "base",
+        "events_path",
+        "evidence_path",
+        "intent",
+        "constraints",
+        "signers",
+        "handoff",
+        "plans",
+        "plan_hashes",
+        "requests",
+        "decisions",
+        "history",
+        "constraint_history",
+        "policy_signatures",
+        "artifact_checks",
+        "path_problems",
+        "notices",
+        "artifacts",
+        "leases",
+        "events",
+        "evidence",
+        "_problems",
+        "_policy",
+        "_effective",
+        "_signatures",
+        "until",
+        *EVENT_AGGREGATES,
+        *EVIDENCE_AGGREGATES,
+    )
 
     def __init__(self, root: Path, mission_id: str) -> None:
         self.root = root
@@ -141,7 +175,7 @@ class MissionState:
 
     def _reset_evidence(self) -> None:
         self.passed_steps: set[str] = set()
-        self.recent_evidence: deque[tuple[int, Evidence]] = deque(maxlen=RECENT)
+        self.recent_evidence: deque[EvidenceSeen] = deque(maxlen=RECENT)
         self.evidence_step_refs: dict[str, Reference] = {}
         self.artifact_refs: dict[str, tuple[Artifact, Reference]] = {}
         self.passes: dict[str, tuple[tuple[int, Evidence], ...]] = {}
@@ -168,12 +202,12 @@ class MissionState:
         if kind == "step":
             step, steps = event.step, self.step_latest
             before = steps.get(step)
-            steps[step] = StepLatest(event, line)
+            steps[step] = StepLatest.of(event, line)
             if (
                 before is None
                 or event.state in NOTED_STATES
                 or event.plan_version != ledger.plan_now
-                or (ledger.mixed and before.event.actor != event.actor)
+                or (ledger.mixed and before.actor != event.actor)
             ):
                 ledger.step(event, line, before)
             if step not in self.event_step_refs:
@@ -192,9 +226,7 @@ class MissionState:
             if event.approval and event.phase == "started":
                 self.used_approvals.setdefault(event.approval, event)
             latest = self.step_latest.get(step)
-            ledger.attempt(
-                event, line, latest.event.plan_version if latest else ledger.plan_now or 1
-            )
+            ledger.attempt(event, line, latest.plan_version if latest else ledger.plan_now or 1)
         elif kind == "halt":
             self.halt = event
             ledger.halt(event, line)
@@ -204,16 +236,18 @@ class MissionState:
                 self.waiters[event.request] = event
 
     def _on_evidence(self, item: Evidence, line: int) -> None:
-        self.recent_evidence.append((line, item))
+        self.recent_evidence.append(EvidenceSeen(line, item.id, item.step, item.verdict))
         if item.step not in self.evidence_step_refs:
             self.evidence_step_refs[item.step] = Reference(self.evidence_path, line)
         if item.verdict == "pass":
+            share_field_sets(item)  # kept (its artifact too)
             self.passed_steps.add(item.step)
             kept = (*self.passes.get(item.step, ()), (line, item))
             self.passes[item.step] = kept[-PASSES_KEPT:]
         if item.artifact is not None:
             artifact = f"{self.base}/artifacts/{item.artifact.path}"
             if artifact not in self.artifact_refs:
+                share_field_sets(item.artifact)
                 reference = Reference(self.evidence_path, line)
                 self.artifact_refs[artifact] = (item.artifact, reference)
 
@@ -236,11 +270,11 @@ class MissionState:
         elif kind is Kind.EVIDENCE:
             self.evidence = self._poll(rel, kind, present, self.evidence)
         elif kind is Kind.INTENT:
-            self.intent = load_document(self.root, rel, Intent) if present else None
+            self.intent = self._load(rel, Intent) if present else None
         elif kind is Kind.CONSTRAINTS:
-            self.constraints = load_document(self.root, rel, Constraints) if present else None
+            self.constraints = self._load(rel, Constraints) if present else None
         elif kind is Kind.HANDOFF:
-            self.handoff = load_document(self.root, rel, Handoff) if present else None
+            self.handoff = self._load(rel, Handoff) if present else None
         elif kind is Kind.PLAN:
             self._apply_plan(int(located.parts["version"]), rel, present)
         elif kind is Kind.REQUEST:
@@ -306,15 +340,27 @@ class MissionState:
         model: type[Any],
     ) -> None:
         if present:
-            table[key] = load_document(self.root, rel, model)
+            table[key] = self._load(rel, model)
         else:
             table.pop(key, None)
+
+    def _load(self, rel: str, model: type[Any]) -> Loaded[Any]:
+        """The document `rel` as `model`, kept for as long as it is unchanged: its record's
+        field sets shared, its raw tree only where it is read again (a request's: its
+        digest, its args shown as written) or where no record came of it (what the review
+        reads of its schema)."""
+        loaded = load_document(self.root, rel, model)
+        if loaded.record is not None:
+            share_field_sets(loaded.record)
+            if model is not ApprovalRequest:
+                loaded.raw = None
+        return loaded
 
     def _apply_plan(self, version: int, rel: str, present: bool) -> None:
         if not present:
             self.plans.pop(version, None)
             return
-        loaded = load_document(self.root, rel, Plan)
+        loaded = self._load(rel, Plan)
         self.plans[version] = loaded
         if loaded.sha256 is None or loaded.record is None:
             return

@@ -12,10 +12,11 @@ from store.format.row import MissionSummary
 
 def current_step(mission: MissionState) -> tuple[str | None, str | None]:
     """The step of the most recent `step` event, and its state."""
-    latest = max(mission.step_latest.values(), key=lambda item: item.line, default=None)
-    if latest is None:
+    newest = max(mission.step_latest.items(), key=lambda item: item[1].line, default=None)
+    if newest is None:
         return None, None
-    return latest.event.step, latest.event.state
+    step, latest = newest
+    return step, latest.state
 
 
 def summarize(mission: MissionState, now: datetime, settings: Settings) -> MissionSummary:

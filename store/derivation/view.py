@@ -3,7 +3,8 @@
 `MissionState` (mission.py) folds a mission's files and calls the invariants; the status,
 invariants and stale-instruction derivations read it back. They type it as this
 protocol, so the mission module imports them and none of them imports it: no circle.
-The small records the fold keeps per log line (`UsagePoint`, `StepLatest`, `Reference`)
+The small records the fold keeps per log line (`UsagePoint`, `StepLatest`, `EvidenceSeen`,
+`Reference`)
 live here with it.
 """
 
@@ -44,10 +45,29 @@ class UsagePoint(NamedTuple):
 
 
 class StepLatest(NamedTuple):
-    """The latest `step` event of a step, and where it is in the log."""
+    """What the derivations and screens read of a step's latest `step` event, and where
+    it is in the log (not the whole record: the fold keeps one per step of every mission)."""
 
-    event: StepEvent
+    state: str
+    plan_version: int
+    actor: str
+    at: datetime
+    reason: str
     line: int
+
+    @classmethod
+    def of(cls, event: StepEvent, line: int) -> StepLatest:
+        return cls(event.state, event.plan_version, event.actor, event.at, event.reason, line)
+
+
+class EvidenceSeen(NamedTuple):
+    """What the screens read of a recent evidence line (not the whole record: a mission
+    keeps up to `RECENT`), and its line."""
+
+    line: int
+    id: str
+    step: str
+    verdict: str
 
 
 class Reference(NamedTuple):

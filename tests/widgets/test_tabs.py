@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult
 from textual.widget import Widget
 
 from store.derivation.derive import Budget, Limit
-from store.derivation.view import UsagePoint
+from store.derivation.view import StepLatest, UsagePoint
 from store.format.load import EVENT_ADAPTER
 from store.format.problems import Problem
 from store.format.records import Constraints, Evidence, Handoff, Intent, Plan, validate
@@ -240,8 +240,10 @@ async def test_plan_steps_diff_and_keys() -> None:
     view = PlanView()
     app = Host(view)
     states = {
-        "s1": event(1, "step", step="s1", plan_version=2, state="succeeded"),
-        "s2": event(2, "step", step="s2", plan_version=1, state="outcome_unknown"),
+        "s1": StepLatest.of(event(1, "step", step="s1", plan_version=2, state="succeeded"), 1),
+        "s2": StepLatest.of(
+            event(2, "step", step="s2", plan_version=1, state="outcome_unknown"), 2
+        ),
     }
     async with app.run_test(size=(160, 48)) as pilot:
         view.show(plan_versions(), states)

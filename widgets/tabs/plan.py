@@ -19,8 +19,9 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from store.derivation.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_delta
+from store.derivation.view import StepLatest
 from store.format.problems import Problem
-from store.format.records import Plan, PlanStep, StepEvent
+from store.format.records import Plan, PlanStep
 from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import KeyHints, hint, key_of
 from widgets.safe_text import safe
@@ -158,7 +159,7 @@ def diff_text(
 
 class _Shown(NamedTuple):
     versions: tuple[PlanVersion, ...]
-    states: tuple[tuple[str, StepEvent], ...]
+    states: tuple[tuple[str, StepLatest], ...]
 
 
 class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
@@ -188,7 +189,7 @@ class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
         """The version diffed against; None is the one before the selected version."""
         self.diffing = False
         self._versions: dict[int, PlanVersion] = {}
-        self._states: dict[str, StepEvent] = {}
+        self._states: dict[str, StepLatest] = {}
         self._args: _Shown | None = None
         self._title_shown: Text | None = None
         self._diff_shown: Text | None = None
@@ -226,7 +227,7 @@ class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
 
     # ---- data ---------------------------------------------------------------------------
 
-    def show(self, versions: Sequence[PlanVersion], states: Mapping[str, StepEvent]) -> None:
+    def show(self, versions: Sequence[PlanVersion], states: Mapping[str, StepLatest]) -> None:
         """All plan versions (any order) and the latest `step` event of each step."""
         args = _Shown(
             tuple(sorted(versions, key=lambda v: v.version)), tuple(sorted(states.items()))
