@@ -47,6 +47,8 @@ TICK_SECONDS = 1.0
 TICK_ROUND = 15
 """Time alone changes a mission (stale, an expiry, "5m ago"): each tick re-derives every
 15th mission, so each is fresh within 15 s and no tick stalls the screen for all of them."""
+SETTLE_AFTER = 0.1
+"""Seconds between the scan's end being handled and the full collection (`_settle`)."""
 SCAN_CHUNK = 200
 FIRST_CHUNK = 50
 """The scan's first chunk is about a screenful: the first rows show sooner."""
@@ -315,7 +317,9 @@ class HudApp(SafeTitles, App[None]):
         self.scanned.set()
         self._publish(None, derived=True)
         self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
-        self.call_after_refresh(self._settle)  # the live frame first
+        # the live frame first: once the scan's messages are handled, the screen's update
+        # is due before this timer (at idle alone it may not be drawn yet)
+        self.call_after_refresh(self.set_timer, SETTLE_AFTER, self._settle)
 
     def _settle(self) -> None:
         """After the scan's last frame: what the scan built lives as long as the HUD, so

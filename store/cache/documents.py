@@ -132,15 +132,16 @@ def settled(info: os.stat_result, now_ns: int) -> bool:
     return max(info.st_mtime_ns, info.st_ctime_ns) < now_ns - RACY_NS
 
 
-def entry(info: os.stat_result, loaded: Loaded[Any]) -> DocumentEntry | None:
-    """The entry of a document read after `info` was taken (None: not worth keeping, or a
-    parsed value the codec cannot write)."""
+def entry(info: os.stat_result, loaded: Loaded[Any], raw: Any) -> DocumentEntry | None:
+    """The entry of a document read after `info` was taken and parsed as `raw` (its
+    `loaded.raw`, which the mission holding it may have let go since; None: not worth
+    keeping, or a parsed value the codec cannot write)."""
     if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_KEPT_BYTES:
         return None
     from_text = loaded.relpath.endswith(".json") and loaded.text is not None
     try:
-        kept = loaded.raw is not None and not from_text
-        raw = encode_state({"raw": loaded.raw}) if kept else None
+        kept = raw is not None and not from_text
+        encoded = encode_state({"raw": raw}) if kept else None
     except StateError:
         return None
     return DocumentEntry(
@@ -150,7 +151,7 @@ def entry(info: os.stat_result, loaded: Loaded[Any]) -> DocumentEntry | None:
         info.st_size,
         info.st_mtime_ns,
         info.st_ctime_ns,
-        raw,
+        encoded,
         loaded.text,
         loaded.sha256,
         tuple(
@@ -158,7 +159,7 @@ def entry(info: os.stat_result, loaded: Loaded[Any]) -> DocumentEntry | None:
             for p in loaded.problems
         ),
         loaded.record is not None,
-        from_text and loaded.raw is not None,
+        from_text and raw is not None,
     )
 
 

@@ -56,7 +56,7 @@ class PrefixIndex:
         self._entries: dict[str, LogEntry] | None = None
         self._documents: dict[str, msgspec.Raw] = {}
         self._pending: dict[str, Snapshot] = {}
-        self._pending_documents: dict[str, tuple[os.stat_result, Loaded[Any]]] = {}
+        self._pending_documents: dict[str, msgspec.Raw] = {}
         self._used: set[str] = set()
         self._dirty = False
         """Entries put since the pack was last written."""
@@ -130,12 +130,18 @@ class PrefixIndex:
             return None
         return entry if entry.relpath == relpath else None
 
-    def remember_document(self, info: os.stat_result, loaded: Loaded[Any]) -> None:
-        """Keep a document read after `info` was taken (its lstat then) for the next
-        `flush` (no IO)."""
+    def remember_document(self, info: os.stat_result, loaded: Loaded[Any], raw: Any) -> None:
+        """Keep a document read after `info` was taken (its lstat then), parsed as `raw`,
+        for the next `flush` (no IO). Encoded now: its holder may let `raw` go."""
+        if not self.keep:
+            return
+        made = documents.entry(info, loaded, raw)
+        if made is None:
+            return
+        encoded = msgspec.Raw(msgspec.msgpack.encode(made))
         with self._lock:
             self._used.add(loaded.relpath)
-            self._pending_documents[loaded.relpath] = (info, loaded)
+            self._pending_documents[loaded.relpath] = encoded
 
     def put(self, entry: LogEntry) -> None:
         self._prepare()
@@ -166,13 +172,10 @@ class PrefixIndex:
         with self._lock:
             pending, self._pending = self._pending, {}
             kept, self._pending_documents = self._pending_documents, {}
-        for info, loaded in kept.values():
-            made = documents.entry(info, loaded)
-            if made is not None:
-                encoded = msgspec.Raw(msgspec.msgpack.encode(made))
-                with self._lock:
-                    self._documents[made.relpath] = encoded
-                    self._dirty = True
+        if kept:
+            with self._lock:
+                self._documents.update(kept)
+                self._dirty = True
         settled = []
         for snapshot in pending.values():
             opened = open_on_disk(self.root, snapshot.relpath)

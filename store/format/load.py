@@ -281,15 +281,17 @@ def _collect_extra(value: BaseModel, prefix: str, found: list[str]) -> None:
 
 Known = Mapping[str, tuple[type[BaseModel], Loaded[Any]]]
 """Documents already parsed, by path: the model each was loaded as, and what it loaded as."""
-_KNOWN: ContextVar[tuple[str, Known] | None] = ContextVar("known", default=None)
+_KNOWN: ContextVar[tuple[str, Known, dict[str, Any]] | None] = ContextVar("known", default=None)
 
 
 @contextmanager
-def known_documents(root: Path, known: Known) -> Iterator[None]:
+def known_documents(root: Path, known: Known, fresh: dict[str, Any]) -> Iterator[None]:
     """While in effect (in this context only), `load_document` of a path of `root` that
     `known` holds, as the same model, gives what it holds instead of reading the file:
-    the caller vouches that the file is what it was parsed from (`store.cache.documents`)."""
-    token = _KNOWN.set((str(root), known))
+    the caller vouches that the file is what it was parsed from (`store.cache.documents`);
+    a document read from its file puts its parsed value in `fresh`, by path (for the
+    cache, after its holder let it go)."""
+    token = _KNOWN.set((str(root), known, fresh))
     try:
         yield
     finally:
@@ -306,7 +308,10 @@ def load_document(root: Path, relpath: str, model: type[T]) -> Loaded[T]:
     data = read_bytes(root, relpath)
     if isinstance(data, Problem):
         return Loaded(relpath, None, problems=[data])
-    return parse_document(relpath, data, model)
+    loaded = parse_document(relpath, data, model)
+    if known is not None and known[0] == str(root) and loaded.raw is not None:
+        known[2][relpath] = loaded.raw
+    return loaded
 
 
 def parse_document(relpath: str, data: bytes, model: type[T]) -> Loaded[T]:

@@ -182,14 +182,17 @@ def test_a_kept_document_validates_again_as_a_fresh_parse_does(
     root = tmp_path / "state"
     three_missions(root)
     first = open_warm(root)
-    loaded = first.missions["gamma"].intent
-    assert loaded is not None and loaded.record is not None
+    held = first.missions["gamma"].intent
+    assert held is not None and held.record is not None
+    assert held.raw is None  # the mission let its parsed value go: the cache has its own
+    loaded = load.load_document(root, held.relpath, Intent)
     info = (root / loaded.relpath).lstat()
-    kept = documents.entry(info, loaded)
+    kept = documents.entry(info, held, loaded.raw)
     assert kept is not None and kept.stands_for(info)
     again = kept.loaded(Intent)
     assert again == loaded
-    assert again.record is not loaded.record  # made again, not shared
+    assert again.record == held.record
+    assert again.record is not held.record  # made again, not shared
     later = info.st_mtime_ns + int(timedelta(seconds=1) / timedelta(microseconds=1)) * 1000
     os.utime(root / loaded.relpath, ns=(later, later))
     assert not kept.stands_for((root / loaded.relpath).lstat())
@@ -203,9 +206,10 @@ def test_a_kept_json_document_parses_its_text_again_as_a_fresh_read(
     (root / "missions/beta/plan/v2.json").write_text('{"schema": 1, "steps": [1e999]}')
     first = open_warm(root)
     for version in (1, 2):
-        loaded = first.missions["beta"].plans[version]
+        held = first.missions["beta"].plans[version]
+        loaded = load.load_document(root, held.relpath, Plan)
         info = (root / loaded.relpath).lstat()
-        kept = documents.entry(info, loaded)
+        kept = documents.entry(info, held, loaded.raw)
         assert kept is not None
         assert kept.raw is None  # the text is kept, not the parsed value twice
         assert kept.loaded(Plan) == loaded

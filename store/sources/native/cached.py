@@ -125,10 +125,13 @@ def parsed_documents(
 
 
 def remember_documents(
-    index: PrefixIndex, missions: Mapping[str, MissionState], unread: dict[str, os.stat_result]
+    index: PrefixIndex,
+    missions: Mapping[str, MissionState],
+    unread: dict[str, os.stat_result],
+    fresh: Mapping[str, Any],
 ) -> None:
     """Hand the cache the documents the missions parsed from files stat'ed as `unread`
-    says, before they were read (no IO)."""
+    says, before they were read, with their parsed values (`fresh`; no IO)."""
     by_mission: dict[str, list[str]] = {}
     for rel in unread:
         by_mission.setdefault(rel.split("/", 2)[1], []).append(rel)
@@ -140,4 +143,4 @@ def remember_documents(
         for rel in rels:
             loaded = held.get(rel)
             if loaded is not None:
-                index.remember_document(unread[rel], loaded)
+                index.remember_document(unread[rel], loaded, fresh.get(rel, loaded.raw))

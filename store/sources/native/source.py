@@ -13,6 +13,7 @@ import stat
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from store.cache.prefix import PrefixIndex
 from store.derivation.mission import MissionState
@@ -82,7 +83,8 @@ class NativeSource(Quiet):
         touched: set[str] = set()
         paths = list(paths)
         parsed, unread = parsed_documents(self.index, self.root, paths) if self.index else ({}, {})
-        with known_documents(self.root, parsed):
+        fresh: dict[str, Any] = {}
+        with known_documents(self.root, parsed, fresh):
             for rel in paths:
                 if TRUST_FILE_RE.match(rel):
                     touched |= self._apply_signers(rel)
@@ -91,7 +93,7 @@ class NativeSource(Quiet):
                 if mission is not None:
                     touched.add(mission)
         if self.index is not None and unread:
-            remember_documents(self.index, self.missions, unread)
+            remember_documents(self.index, self.missions, unread, fresh)
         for mission_id in touched:
             state = self.missions.get(mission_id)
             if state is not None:
