@@ -18,12 +18,11 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench.first_paint import HUD, Mark, timed
+from bench.first_paint import HUD, Mark, each_size, timed
 from bench.scenario import workspace
 from tests.e2e.pty_screen import PtyHud
 
@@ -75,8 +74,7 @@ def measure(missions: int) -> None:
 
 
 def main() -> None:
-    for missions in [int(n) for n in sys.argv[1:]] or [1000, 10000]:
-        measure(missions)
+    each_size(measure)
 
 
 if __name__ == "__main__":

@@ -130,9 +130,14 @@ def measure(missions: int) -> None:
     )
 
 
-def main() -> None:
+def each_size(measure: Callable[[int], None]) -> None:
+    """`measure` for each mission count the command line names (default 1,000 and 10,000)."""
     for missions in [int(n) for n in sys.argv[1:]] or [1000, 10000]:
         measure(missions)
+
+
+def main() -> None:
+    each_size(measure)
 
 
 if __name__ == "__main__":
