@@ -58,7 +58,6 @@ own cost (the table's order, the header's counts) is paid 26 times, not 50."""
 NARROW_BELOW = 120
 """Below this many columns the screen has the class `-narrow` (else `-wide`) and toasts are
 one line (`notify`, themes/hud.tcss)."""
-"""Seconds after the scan's end (its rows and "live" painted) that the collector runs."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
