@@ -29,8 +29,14 @@ MAX_COLUMNS, MAX_ROWS = 512, 256
 MIN_COLUMNS, MIN_ROWS = 20, 5
 RESIZE_EVERY = 0.05
 """Seconds: resizes within this are applied once, the last one."""
-INPUT_HIGH = 64 * 1024
+INPUT_WINDOW = 64 * 1024
+"""Bytes a client may send ahead of what the HUD took (the SSH channel's window)."""
+INPUT_HIGH = 2 * INPUT_WINDOW
 """Bytes of keyboard input waiting for the HUD beyond which the client is paused."""
+INPUT_LOW = INPUT_HIGH - INPUT_WINDOW
+"""A paused client goes on once this little waits: all asyncssh holds for it (at most a
+window) then fits below INPUT_HIGH, so it is handed over whole. (Paused part-way, asyncssh
+opens a whole window again for what it still holds, and holds more at each pause.)"""
 PASSED_ENV = re.compile(r"LANG|LC_[A-Z]+|COLORTERM|NO_COLOR")
 """What the client may set in the child's environment (sshd's `AcceptEnv` of the docs)."""
 MAX_ENV_NAMES, MAX_ENV_VALUE = 16, 256
@@ -203,8 +209,8 @@ class Child:
             return
         waiting = bool(self._pending)
         self._pending += data
-        if waiting:  # the HUD is not keeping up: pause the client past INPUT_HIGH
-            self._input_paused(len(self._pending) > INPUT_HIGH)
+        if waiting:  # the HUD is not keeping up
+            self._hold_back()
         else:
             self._flush()
 
@@ -273,7 +279,14 @@ class Child:
             self._loop.add_writer(self._master, self._flush)
         else:
             self._loop.remove_writer(self._master)
-        self._input_paused(len(self._pending) > INPUT_HIGH)
+        self._hold_back()
+
+    def _hold_back(self) -> None:
+        """Pause the client past INPUT_HIGH; let it go on at INPUT_LOW."""
+        if len(self._pending) > INPUT_HIGH:
+            self._input_paused(True)
+        elif len(self._pending) <= INPUT_LOW:
+            self._input_paused(False)
 
     def _apply_size(self) -> None:
         size, self._size = self._size, None

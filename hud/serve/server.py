@@ -19,7 +19,7 @@ from pathlib import Path
 
 import asyncssh
 
-from hud.serve.child import AcceptedEnv, Child, child_argv, child_env
+from hud.serve.child import INPUT_WINDOW, AcceptedEnv, Child, child_argv, child_env
 from hud.serve.gate import Gate
 from hud.serve.keys import AuthorizedKeys, Grant
 from hud.serve.tally import WINDOW, Tally
@@ -31,9 +31,6 @@ NOT_INTERACTIVE = (
     "with no command\r\n"
 )
 NOT_INTERACTIVE_EXIT = 2
-INPUT_WINDOW = 256 * 1024
-"""Bytes a client may send a session ahead of the HUD (SSH's channel window): with the
-HUD's input paused (`hud.serve.child.INPUT_HIGH`), all a key flood can hold here."""
 
 
 @dataclass(frozen=True)
