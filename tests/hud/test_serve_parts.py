@@ -21,6 +21,8 @@ from cli.main import main
 from hud.serve.child import (
     FIXED_PATH,
     INPUT_HIGH,
+    INPUT_LOW,
+    INPUT_WINDOW,
     MAX_ENV_NAMES,
     AcceptedEnv,
     Child,
@@ -334,5 +336,33 @@ async def test_keys_the_hud_does_not_read_pause_the_client(chunk: int, tmp_path:
         while paused[-1] and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         assert not paused[-1], "the HUD read its keys and the client stayed paused"
+    finally:
+        await child.stop()
+
+
+async def test_a_paused_client_goes_on_only_when_a_whole_window_fits(tmp_path: Path) -> None:
+    """Resumed with little room, asyncssh would hand over part of what it holds, be paused
+    again, and open a whole window for the rest: it would hold more at each pause. So the
+    client goes on only once all it may have sent (a window) fits below INPUT_HIGH."""
+    assert INPUT_HIGH - INPUT_LOW >= INPUT_WINDOW
+    paused: list[bool] = []
+    child = await Child.start(
+        [sys.executable, "-c", HUD_THAT_READS_LATE, str(tmp_path / "never")],
+        {},
+        (80, 24),
+        lambda data: None,
+        paused.append,
+    )
+    try:
+        for waiting, said in [
+            (INPUT_HIGH + 1, [True]),
+            (INPUT_HIGH, [True]),
+            (INPUT_LOW + 1, [True]),
+            (INPUT_LOW, [True, False]),
+            (INPUT_HIGH, [True, False]),
+        ]:
+            child._pending = bytearray(waiting)
+            child._hold_back()
+            assert paused == said, waiting
     finally:
         await child.stop()
