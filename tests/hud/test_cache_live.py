@@ -29,13 +29,19 @@ def header_text(app: HudApp) -> str:
     return str(app.screen.query_one(HudHeader).render())
 
 
-async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_within_30_s(
-    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Three missions, and a cache of this test's own that keeps even their short logs."""
     monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cached, "MIN_BYTES", 1)  # the fixture's logs are short
-    root = tmp_path / "state"
-    three_missions(root)
+    state = tmp_path / "state"
+    three_missions(state)
+    return state
+
+
+async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_within_30_s(
+    root: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
     indexed = Workspace.cached(root)
     indexed.scan()
     assert indexed.flush_cache(prune=True) > 0
@@ -62,12 +68,8 @@ async def test_an_edit_inside_the_cached_prefix_with_an_append_is_reported_withi
 
 
 async def test_an_unchanged_directory_reopens_from_the_cache_and_is_then_verified(
-    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+    root: Path, tmp_path: Path, make_app: Callable[..., HudApp]
 ) -> None:
-    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cached, "MIN_BYTES", 1)  # the fixture's logs are short
-    root = tmp_path / "state"
-    three_missions(root)
     first = make_app(root)
     async with first.run_test() as pilot:
         await until(pilot, lambda: first.scanned.is_set())
@@ -83,12 +85,8 @@ async def test_an_unchanged_directory_reopens_from_the_cache_and_is_then_verifie
 
 
 async def test_a_read_only_hud_reads_the_cache_and_never_writes_it(
-    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+    root: Path, tmp_path: Path, make_app: Callable[..., HudApp]
 ) -> None:
-    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cached, "MIN_BYTES", 1)
-    root = tmp_path / "state"
-    three_missions(root)
     app = make_app(root, read_only=True)
     async with app.run_test() as pilot:
         await until(pilot, lambda: app.scanned.is_set() and app.workspace.trusting() == 0)
@@ -104,13 +102,9 @@ async def test_a_read_only_hud_reads_the_cache_and_never_writes_it(
 
 
 async def test_a_reopen_derives_each_row_once_and_shows_what_a_fresh_open_shows(
-    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+    root: Path, tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cached, "MIN_BYTES", 1)
     monkeypatch.setattr(documents, "RACY_NS", 0)  # written before the first open, changed after
-    root = tmp_path / "state"
-    three_missions(root)
     first = make_app(root)
     async with first.run_test() as pilot:
         await until(pilot, lambda: first.scanned.is_set())
@@ -141,14 +135,10 @@ async def test_a_reopen_derives_each_row_once_and_shows_what_a_fresh_open_shows(
 
 
 async def test_the_scan_counts_no_log_held_on_trust_until_it_is_done(
-    tmp_path: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
+    root: Path, make_app: Callable[..., HudApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cached, "MIN_BYTES", 1)
     monkeypatch.setattr(hud.app, "FIRST_CHUNK", 1)  # a chunk a mission: the header each time
     monkeypatch.setattr(hud.app, "SCAN_CHUNK", 1)
-    root = tmp_path / "state"
-    three_missions(root)
     indexed = Workspace.cached(root)
     indexed.scan()
     assert indexed.flush_cache(prune=True) > 0
