@@ -24,12 +24,13 @@ from store.index.approval_checks import Change, QueueItem, Review
 from store.trust.signatures import SignatureState
 from widgets.call_preview import call_preview
 from widgets.columns import ID_LEAST, Fit, fit_widths
+from widgets.hanging import Document
 from widgets.json_text import json_text
 from widgets.json_view import json_view
 from widgets.keyed_table import KeyedTable
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
-from widgets.tabs.common import DocumentScroll, heading, label, moment
+from widgets.tabs.common import DocumentScroll, field_line, heading, moment
 from widgets.words import apart
 
 LABEL = 12
@@ -37,9 +38,7 @@ VERDICTS = (("approve", "approved"), ("reject", "rejected"))
 
 
 def _line(name: str, value: Text | str) -> Text:
-    text = label(name, LABEL)
-    text.append_text(value if isinstance(value, Text) else safe(value))
-    return text
+    return field_line(name, value, LABEL)
 
 
 def _join(parts: Sequence[Text]) -> Text:
@@ -289,15 +288,15 @@ class RequestView(DocumentScroll):
         self._shown: dict[str, Text] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static(id="request-facts")
-        yield Static(id="request-findings", classes="gap")
+        yield Document(id="request-facts")
+        yield Document(id="request-findings", classes="gap")
         yield Static(id="request-preview-title", classes="gap")
         yield Static(id="request-preview")
         yield Static(heading("Args"), id="request-args-title", classes="gap")
         yield Static(id="request-args")
-        yield Static(id="request-decision", classes="gap")
-        yield Static(id="request-changes", classes="gap")
-        yield Static(id="request-earlier", classes="gap")
+        yield Document(id="request-decision", classes="gap")
+        yield Document(id="request-changes", classes="gap")
+        yield Document(id="request-earlier", classes="gap")
 
     def show(
         self,

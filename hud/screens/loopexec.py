@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 from hud.screens.base import RowScreen
 from store.sources.loopexec.runs import LoopexecRun
 from widgets.footer import HudFooter
+from widgets.hanging import Document
 from widgets.header import HudHeader
 from widgets.loopexec import ReceiptTable, event_detail, summary_text
 
@@ -37,9 +38,9 @@ class LoopexecScreen(RowScreen[LoopexecRun]):
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
-        yield Static(id="loop-summary")
+        yield Document(id="loop-summary")
         yield ReceiptTable(id="receipt")
-        yield Static(id="event-detail")
+        yield Document(id="event-detail")
         yield HudFooter()
 
     @property

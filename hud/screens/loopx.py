@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from hud.screens.base import RowScreen
 from store.sources.loopx.goal import Goal
 from widgets.footer import HudFooter
+from widgets.hanging import Document
 from widgets.header import HudHeader
 from widgets.loopx import TodoTable, summary_text, todo_detail
 
@@ -34,9 +35,9 @@ class LoopxScreen(RowScreen[Goal]):
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
-        yield Static(id="goal-summary")
+        yield Document(id="goal-summary")
         yield TodoTable(id="todos")
-        yield Static(id="todo-detail")
+        yield Document(id="todo-detail")
         yield HudFooter()
 
     def find_row(self) -> Goal | None:

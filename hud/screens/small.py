@@ -21,6 +21,7 @@ from hud.acts.small import accept_commands
 from hud.screens.base import RowScreen
 from store.sources.small.workspace import SmallWorkspace
 from widgets.footer import HudFooter
+from widgets.hanging import Document
 from widgets.header import HudHeader
 from widgets.keys import key_of
 from widgets.small import (
@@ -91,20 +92,20 @@ class SmallScreen(RowScreen[SmallWorkspace]):
 
     def compose(self) -> ComposeResult:
         yield HudHeader()
-        yield Static(id="small-resume")
+        yield Document(id="small-resume")
         with TabbedContent(id="tabs"):
             with TabPane("1 Intent", id="intent"), DocumentScroll():
-                yield Static(id="intent-text")
+                yield Document(id="intent-text")
             with TabPane("2 Plan", id="plan"), Vertical():
                 yield PlanTable(id="plan-table")
-                yield Static(id="plan-detail")
+                yield Document(id="plan-detail")
             with TabPane("3 Progress", id="progress"), Vertical():
                 yield Timeline(id="timeline")
-                yield Static(id="entry-detail")
+                yield Document(id="entry-detail")
             with TabPane("4 Handoff", id="handoff"), DocumentScroll():
-                yield Static(id="handoff-text")
+                yield Document(id="handoff-text")
             with TabPane("5 Checks", id="checks"), DocumentScroll():
-                yield Static(id="checks-text")
+                yield Document(id="checks-text")
         yield HudFooter()
 
     # ---- refresh ---------------------------------------------------------------------

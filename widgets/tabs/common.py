@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from store.format.problems import Problem
+from widgets.hanging import HANG, hang_after
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 
@@ -30,8 +31,8 @@ def heading(title: str) -> Text:
 
 
 def label(name: str, width: int = 0) -> Text:
-    """A dim field name, padded to `width`."""
-    return Text(f"{name}:".ljust(width) + " ", style="dim")
+    """A dim field name, padded to `width`; its value's wrapped lines hang under it."""
+    return hang_after(Text(f"{name}:".ljust(width) + " ", style="dim"))
 
 
 def field_line(name: str, value: Text | str, width: int = 0) -> Text:
@@ -42,13 +43,12 @@ def field_line(name: str, value: Text | str, width: int = 0) -> Text:
 
 def hanging(prefix: Text | str, body: Text) -> Text:
     """`prefix` then `body`, the body's later lines indented to line up under its first."""
-    head = Text(prefix) if isinstance(prefix, str) else prefix
-    pad = "\n" + " " * head.cell_len
-    lines = body.split("\n", allow_blank=True)
-    result = head.copy()
-    for index, line in enumerate(lines):
+    result = hang_after(Text(prefix) if isinstance(prefix, str) else prefix.copy())
+    pad = " " * result.cell_len
+    for index, line in enumerate(body.split("\n", allow_blank=True)):
         if index:
-            result.append(pad)
+            result.append("\n")
+            result.append(pad, style=HANG)
         result.append_text(line)
     return result
 

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from store.format.problems import Problem
 from store.format.records import Evidence
 from widgets.filter import filter_bindings
+from widgets.hanging import Document
 from widgets.keyed_table import Column, KeyedTable
 from widgets.safe_text import safe
 from widgets.status import theme_style
@@ -131,7 +132,7 @@ class EvidenceView(LogView):
             COLUMNS, id="evidence-table", on_relayout=self.relayout, ids=("id", "step")
         )
         self.status = Static(id="evidence-status")
-        self.detail = Static(id="evidence-detail-text")
+        self.detail = Document(id="evidence-detail-text")
 
     def compose(self) -> ComposeResult:
         yield self.status

@@ -29,6 +29,7 @@ from store.format.records import (
 )
 from store.format.text import duration
 from widgets.filter import filter_bindings
+from widgets.hanging import Document
 from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import key_of
 from widgets.safe_text import safe
@@ -220,7 +221,7 @@ class ExecutionView(LogView):
         self._cells: dict[int, tuple[Text, ...]] = {}
         self.table = TimelineTable(self)
         self.status = Static(id="execution-status")
-        self.detail = Static(id="execution-detail")
+        self.detail = Document(id="execution-detail")
 
     def compose(self) -> ComposeResult:
         yield self.status

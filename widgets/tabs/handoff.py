@@ -8,10 +8,10 @@ from typing import NamedTuple
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.widgets import Static
 
 from store.format.problems import Problem
 from store.format.records import Handoff
+from widgets.hanging import Document
 from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
@@ -143,8 +143,8 @@ class HandoffView(ThemeAware, FocusOnShow, DocumentScroll):
         super().__init__(id=id)
         self._args: _Shown | None = None
         self._shown: tuple[Text, Text] | None = None
-        self.doc = Static(id="handoff-doc")
-        self.lists = Static(id="handoff-lists")
+        self.doc = Document(id="handoff-doc")
+        self.lists = Document(id="handoff-lists")
 
     def compose(self) -> ComposeResult:
         yield self.doc

@@ -9,11 +9,11 @@ from typing import NamedTuple
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.widgets import Static
 
 from store.format.problems import Problem
 from store.format.records import Constraints, Intent
 from store.format.text import duration
+from widgets.hanging import Document
 from widgets.keyed_table import WIDE
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
@@ -204,8 +204,8 @@ class IntentView(ThemeAware, FocusOnShow, DocumentScroll):
         super().__init__(id=id)
         self._args: _Shown | None = None
         self._shown: tuple[Text, Text] | None = None
-        self.intent_doc = Static(id="intent-doc")
-        self.constraints_doc = Static(id="constraints-doc")
+        self.intent_doc = Document(id="intent-doc")
+        self.constraints_doc = Document(id="constraints-doc")
 
     def compose(self) -> ComposeResult:
         yield self.intent_doc

@@ -22,6 +22,7 @@ from store.derivation.plan_diff import STEP_ORDER, PlanDiff, diff_plans, list_de
 from store.derivation.view import StepLatest
 from store.format.problems import Problem
 from store.format.records import Plan, PlanStep
+from widgets.hanging import Document
 from widgets.keyed_table import Column, KeyedTable
 from widgets.keys import KeyHints, hint, key_of
 from widgets.safe_text import safe
@@ -202,9 +203,9 @@ class PlanView(KeyHints, ThemeAware, FocusOnShow, Vertical):
         )
         self.title_bar = Static(id="plan-title")
         self.diff_scroll = DocumentScroll(id="plan-diff")
-        self.diff_doc = Static(id="plan-diff-text")
+        self.diff_doc = Document(id="plan-diff-text")
         self.detail_scroll = DocumentScroll(id="plan-detail")
-        self.detail_doc = Static(id="plan-detail-text")
+        self.detail_doc = Document(id="plan-detail-text")
         self.diff_scroll.display = False
 
     def compose(self) -> ComposeResult:
