@@ -8,22 +8,23 @@ import gc
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli.commands import sign_key_signer
 from hud import driver, terminal
 from hud.output import say
+from hud.pending_writes import wait_for_writes
 from hud.roles import Identity, Role
 
 if TYPE_CHECKING:
     from hud.opening import Target
 
 LINGER_SECONDS = 0.3
-"""How long a quitting HUD waits for its threads: a write (a decision, an edit) ends in
-milliseconds; a read of a huge log (the first scan, a replay's first read) does not, and
-is dropped (`q` always quits within a second)."""
+"""How long a quitting HUD waits for a write of the user's files still under way off the
+event loop (`hud.pending_writes`: view settings, a screenshot, an export; decisions and
+edits are written on the loop, before it ends). A thread still reading (the first scan,
+a replay's first read) is never waited for (`q` always quits within a second)."""
 
 
 def open_app(
@@ -82,19 +83,18 @@ def open_app(
 
 def _close(loop: asyncio.AbstractEventLoop, code: int) -> None:
     """Close the app's loop as `asyncio.run` does, except that its reads are not waited
-    for: after LINGER_SECONDS a thread still reading ends with the process (os._exit,
-    once what was printed is flushed, with the app's exit `code`) instead of holding it."""
+    for: a thread still busy ends with the process (os._exit, with the app's exit `code`,
+    once a write under way has ended, LINGER_SECONDS at most, and what was printed is
+    flushed) instead of holding it."""
     tasks = asyncio.all_tasks(loop)
     for task in tasks:
         task.cancel()
     if tasks:
         loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
     loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.close()  # idle executor threads end; a busy one finishes its read first
-    deadline = time.monotonic() + LINGER_SECONDS
-    for thread in _busy():
-        thread.join(max(0.0, deadline - time.monotonic()))
+    loop.close()  # idle executor threads end; a busy one would finish its read first
     if _busy():
+        wait_for_writes(LINGER_SECONDS)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()

@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from hud.pending_writes import pending_write
+
 NOWHERE = "every folder it could go to is inside the state directory"
 NOT_PRIVATE = "hud serve's folder for saved files is missing or others may use it"
 MAX_SAVED = 50
@@ -116,7 +118,7 @@ def write_text(path: Path, text: str) -> None:
     """Write `text` to `path`, a new or replaced regular file: a symlink, FIFO or device
     of that name is refused (OSError), never followed or blocked on."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    with os.fdopen(os.open(path, flags, 0o644), "w", encoding="utf-8") as handle:
+    with pending_write(), os.fdopen(os.open(path, flags, 0o644), "w", encoding="utf-8") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise OSError(f"{path} is not a regular file; not replaced")
         handle.truncate(0)

@@ -19,6 +19,8 @@ from pathlib import Path
 import platformdirs
 import tomli_w
 
+from hud.pending_writes import pending_write
+
 MAX_BYTES = 4096
 """The file is a few lines; more is not ours, and is ignored."""
 KNOWN: dict[str, type] = {"theme": str, "approvals_all": bool}
@@ -53,16 +55,17 @@ def save(view: View) -> bool:
     when it cannot be written (the view still changed; only the memory of it fails)."""
     target = path()
     text = tomli_w.dumps(dict(sorted(view.items())))
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".view-")
-    except OSError:
-        return False
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
-        return False
+    with pending_write():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".view-")
+        except OSError:
+            return False
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temporary, target)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+            return False
     return True

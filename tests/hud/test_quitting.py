@@ -1,0 +1,87 @@
+"""A quitting HUD waits for a write of the user's files under way, briefly, and never for
+a thread that reads (cli.launch._close)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from cli import launch
+from hud.pending_writes import pending_write
+
+
+@pytest.fixture
+def exits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
+    """Each os._exit's code and moment, the process left running."""
+    called: list[tuple[int, float]] = []
+    monkeypatch.setattr(launch.os, "_exit", lambda code: called.append((code, time.monotonic())))
+    return called
+
+
+@pytest.fixture
+def busy() -> Iterator[Callable[[Callable[[], None]], None]]:
+    """Start non-daemon threads (as a worker's executor thread is); all ended after."""
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def start(body: Callable[[], None]) -> None:
+        thread = threading.Thread(target=lambda: (body(), release.wait(10)))
+        thread.start()
+        threads.append(thread)
+
+    yield start
+    release.set()
+    for thread in threads:
+        thread.join()
+
+
+def test_a_thread_reading_is_not_waited_for(exits: list[tuple[int, float]], busy) -> None:
+    busy(lambda: None)  # reads, and would go on for seconds
+    started = time.monotonic()
+    launch._close(asyncio.new_event_loop(), 3)
+    assert exits and exits[0][0] == 3
+    assert exits[0][1] - started < launch.LINGER_SECONDS / 3
+
+
+def test_a_write_under_way_ends_before_the_process(exits: list[tuple[int, float]], busy) -> None:
+    written: list[float] = []
+    begun = threading.Event()
+
+    def write() -> None:
+        with pending_write():
+            begun.set()
+            time.sleep(launch.LINGER_SECONDS / 3)
+            written.append(time.monotonic())
+
+    busy(write)
+    begun.wait(5)
+    launch._close(asyncio.new_event_loop(), 0)
+    assert written and exits and written[0] <= exits[0][1]
+
+
+def test_a_write_that_hangs_holds_the_exit_only_so_long(
+    exits: list[tuple[int, float]], busy
+) -> None:
+    begun = threading.Event()
+    hung = threading.Event()
+
+    def write() -> None:
+        with pending_write():
+            begun.set()
+            hung.wait(10)
+
+    busy(write)
+    begun.wait(5)
+    started = time.monotonic()
+    launch._close(asyncio.new_event_loop(), 0)
+    hung.set()
+    assert exits and launch.LINGER_SECONDS <= exits[0][1] - started < 2 * launch.LINGER_SECONDS
+
+
+def test_nothing_busy_ends_normally(exits: list[tuple[int, float]]) -> None:
+    launch._close(asyncio.new_event_loop(), 0)
+    assert exits == []
