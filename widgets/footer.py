@@ -17,6 +17,7 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.events import Resize
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -56,6 +57,34 @@ class HudFooter(Footer):
 
     def __init__(self) -> None:
         super().__init__(show_command_palette=False, compact=True)
+        self._composed: tuple[object, ...] | None = None
+        self._recomposing = False
+
+    def shown(self, screen: Screen[object]) -> tuple[object, ...]:
+        """What the keys would show: each shown binding's key, look, words and state."""
+        display = screen.app.get_key_display
+        return tuple(
+            (key, display(binding), binding.description, binding.action, enabled, tooltip)
+            for key, (_, binding, enabled, tooltip) in screen.active_bindings.items()
+            if binding.show
+        )
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Recompose (once, after the refresh) only when the keys would show otherwise:
+        Textual signals every focus change and binding refresh, and a recompose styles
+        every key anew."""
+        self._bindings_ready = True
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        if self._recomposing or self.shown(screen) == self._composed:
+            return
+        self._recomposing = True
+        self.call_after_refresh(self._recompose)
+
+    async def _recompose(self) -> None:
+        self._recomposing = False
+        if self.is_attached and self.shown(self.screen) != self._composed:  # not a passing state
+            await self.recompose()
 
     def on_resize(self, event: Resize) -> None:
         wide = event.size.width >= WIDE
@@ -78,6 +107,8 @@ class HudFooter(Footer):
         return 1 + len(first)
 
     def compose(self) -> ComposeResult:
+        if self._bindings_ready:
+            self._composed = self.shown(self.screen)
         items = list(super().compose())
         if not self.room:
             yield from items
