@@ -28,7 +28,7 @@ def hang_after(head: Text) -> Text:
 
 
 def _is_hang(span: Span) -> bool:
-    return isinstance(span.style, Style) and "hud-hang" in span.style.meta
+    return span.style is HANG or span.style == HANG
 
 
 def _hang_end(line: Text) -> int:
