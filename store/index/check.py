@@ -175,14 +175,15 @@ Task = tuple[list[str], int]
 def _results(
     root: str, tasks: list[Task], jobs: int, cached: bool
 ) -> Iterator[tuple[TaskResult, int]]:
-    """Each task's result and weight: in this process when jobs is 1, else as workers
-    finish them (a worker that is done takes the next task, heaviest first).
+    """Each task's result and weight: in this process when jobs is 1, else as they finish.
 
-    Workers are forked from this process, after it ran the lightest task itself: what
-    every task builds on first use (the records' validators, modules imported when first
-    needed) is then built once and inherited, not built again in each worker. The
-    collector leaves the objects they share alone (`gc.freeze`), so a worker's collection
-    does not write to (and copy) every page of them."""
+    This process is one of the `jobs`: it forks `jobs - 1` workers, which take the tasks
+    heaviest first, while it takes them lightest first (a task no worker has started yet)
+    until they meet. It runs the lightest task before it forks: what every task builds
+    on first use (the records' validators, modules imported when first needed) is then
+    built once and inherited, not built again in each worker. The collector leaves the
+    objects they share alone (`gc.freeze`), so a worker's collection does not write to
+    (and copy) every page of them."""
     if jobs == 1:
         for paths, weight in tasks:
             yield _check_paths(root, paths, cached), weight
@@ -191,12 +192,15 @@ def _results(
     yield _check_paths(root, paths, cached), weight
     gc.freeze()
     try:
-        with ProcessPoolExecutor(jobs) as pool:
-            futures = {
-                pool.submit(_check_paths, root, paths, cached): weight for paths, weight in rest
-            }
+        with ProcessPoolExecutor(jobs - 1) as pool:
+            futures = {pool.submit(_check_paths, root, task[0], cached): task for task in rest}
+            for future, (paths, weight) in reversed(list(futures.items())):
+                if not future.cancel():  # a worker has it: the rest are theirs
+                    break
+                del futures[future]
+                yield _check_paths(root, paths, cached), weight
             for future in as_completed(futures):
-                yield future.result(), futures[future]
+                yield future.result(), futures[future][1]
     finally:
         gc.unfreeze()
 
