@@ -10,9 +10,9 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from store.cache import open_cache
 from store.cache.entry import LogEntry
@@ -21,6 +21,9 @@ from store.format.layout import TRUST_FILE_RE
 from store.format.problems import Problem
 from store.format.row import MissionStatus
 from store.index.workspace import WORKSPACE_ROW, Workspace, group_by_mission
+
+if TYPE_CHECKING:  # multiprocessing loads only for a parallel check (~10 ms of a start)
+    from concurrent.futures import ProcessPoolExecutor
 
 PARALLEL_BYTES = 16 * 1024 * 1024
 TASKS_PER_JOB = 64
@@ -188,11 +191,13 @@ def _results(
         for paths, weight in tasks:
             yield _check_paths(root, paths, cached), weight
         return
+    from concurrent.futures import as_completed
+
     *rest, (paths, weight) = tasks
     yield _check_paths(root, paths, cached), weight
     gc.freeze()
     try:
-        with ProcessPoolExecutor(jobs - 1) as pool:
+        with _pool(jobs - 1) as pool:
             futures = {pool.submit(_check_paths, root, task[0], cached): task for task in rest}
             for future, (paths, weight) in reversed(list(futures.items())):
                 if not future.cancel():  # a worker has it: the rest are theirs
@@ -203,6 +208,12 @@ def _results(
                 yield future.result(), futures[future][1]
     finally:
         gc.unfreeze()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers)
 
 
 def check(

@@ -95,7 +95,7 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
             pools.append((workers, len(progress), gc.get_freeze_count() > 0))
             super().__init__(workers)
 
-    monkeypatch.setattr(store.index.check, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(store.index.check, "_pool", Pool)
     parallel = check(state_dir, progress=lambda done, total: progress.append((done, total)), jobs=2)
     # the workers fork once a first task ran here (what every task builds first is built
     # once), with the parent's objects frozen for the collector; nothing stays frozen;
@@ -132,7 +132,7 @@ def test_a_parallel_check_runs_here_the_tasks_no_worker_started(
             submitted.append(Future())
             return submitted[-1]
 
-    monkeypatch.setattr(store.index.check, "ProcessPoolExecutor", Idle)
+    monkeypatch.setattr(store.index.check, "_pool", Idle)
     assert check(state_dir, jobs=2).to_json() == serial
     assert len(submitted) == 2 and all(future.cancelled() for future in submitted)
 
@@ -144,6 +144,19 @@ def test_check_imports_no_ssh_library_until_a_key_is_read() -> None:
     imported = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
+    assert imported.strip() == "False"
+
+
+def test_a_check_of_a_small_folder_imports_no_worker_processes(tmp_path: Path) -> None:
+    """multiprocessing (~10 ms of a start) loads only for a check worth workers."""
+    mission(tmp_path, "m")
+    code = (
+        "import sys; from cli.main import main; main(['check', sys.argv[1], '--json']); "
+        "print('concurrent.futures.process' in sys.modules, file=sys.stderr)"
+    )
+    imported = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    ).stderr
     assert imported.strip() == "False"
 
 
