@@ -10,9 +10,9 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from store.cache import open_cache
 from store.cache.entry import LogEntry
@@ -21,6 +21,9 @@ from store.format.layout import TRUST_FILE_RE
 from store.format.problems import Problem
 from store.format.row import MissionStatus
 from store.index.workspace import WORKSPACE_ROW, Workspace, group_by_mission
+
+if TYPE_CHECKING:  # multiprocessing loads only for a parallel check (~10 ms of a start)
+    from concurrent.futures import ProcessPoolExecutor
 
 PARALLEL_BYTES = 16 * 1024 * 1024
 TASKS_PER_JOB = 64
@@ -175,30 +178,42 @@ Task = tuple[list[str], int]
 def _results(
     root: str, tasks: list[Task], jobs: int, cached: bool
 ) -> Iterator[tuple[TaskResult, int]]:
-    """Each task's result and weight: in this process when jobs is 1, else as workers
-    finish them (a worker that is done takes the next task, heaviest first).
+    """Each task's result and weight: in this process when jobs is 1, else as they finish.
 
-    Workers are forked from this process, after it ran the lightest task itself: what
-    every task builds on first use (the records' validators, modules imported when first
-    needed) is then built once and inherited, not built again in each worker. The
-    collector leaves the objects they share alone (`gc.freeze`), so a worker's collection
-    does not write to (and copy) every page of them."""
+    This process is one of the `jobs`: it forks `jobs - 1` workers, which take the tasks
+    heaviest first, while it takes them lightest first (a task no worker has started yet)
+    until they meet. It runs the lightest task before it forks: what every task builds
+    on first use (the records' validators, modules imported when first needed) is then
+    built once and inherited, not built again in each worker. The collector leaves the
+    objects they share alone (`gc.freeze`), so a worker's collection does not write to
+    (and copy) every page of them."""
     if jobs == 1:
         for paths, weight in tasks:
             yield _check_paths(root, paths, cached), weight
         return
+    from concurrent.futures import as_completed
+
     *rest, (paths, weight) = tasks
     yield _check_paths(root, paths, cached), weight
     gc.freeze()
     try:
-        with ProcessPoolExecutor(jobs) as pool:
-            futures = {
-                pool.submit(_check_paths, root, paths, cached): weight for paths, weight in rest
-            }
+        with _pool(jobs - 1) as pool:
+            futures = {pool.submit(_check_paths, root, task[0], cached): task for task in rest}
+            for future, (paths, weight) in reversed(list(futures.items())):
+                if not future.cancel():  # a worker has it: the rest are theirs
+                    break
+                del futures[future]
+                yield _check_paths(root, paths, cached), weight
             for future in as_completed(futures):
-                yield future.result(), futures[future]
+                yield future.result(), futures[future][1]
     finally:
         gc.unfreeze()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers)
 
 
 def check(

@@ -6,7 +6,7 @@ import gc
 import json
 import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -95,14 +95,46 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
             pools.append((workers, len(progress), gc.get_freeze_count() > 0))
             super().__init__(workers)
 
-    monkeypatch.setattr(store.index.check, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(store.index.check, "_pool", Pool)
     parallel = check(state_dir, progress=lambda done, total: progress.append((done, total)), jobs=2)
     # the workers fork once a first task ran here (what every task builds first is built
-    # once), with the parent's objects frozen for the collector; nothing stays frozen
-    assert pools == [(2, 1, True)]
+    # once), with the parent's objects frozen for the collector; nothing stays frozen;
+    # this process is one of the jobs: one worker besides it
+    assert pools == [(1, 1, True)]
     assert gc.get_freeze_count() == 0
     assert parallel.to_json() == serial
     assert progress and progress[-1][0] == progress[-1][1]
+
+
+def test_a_parallel_check_runs_here_the_tasks_no_worker_started(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This process takes tasks too (lightest first), each one no worker has started:
+    with workers that never start one, it runs them all and reports what --jobs 1 does."""
+    resume(state_dir, "alpha").step("nope", "running")
+    serial = check(state_dir, jobs=1).to_json()
+    monkeypatch.setattr(store.index.check, "PARALLEL_BYTES", 0)
+    submitted: list[Future[object]] = []
+
+    class Idle:
+        """Workers that never start a task."""
+
+        def __init__(self, workers: int) -> None:
+            pass
+
+        def __enter__(self) -> Idle:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            pass
+
+        def submit(self, *_: object) -> Future[object]:
+            submitted.append(Future())
+            return submitted[-1]
+
+    monkeypatch.setattr(store.index.check, "_pool", Idle)
+    assert check(state_dir, jobs=2).to_json() == serial
+    assert len(submitted) == 2 and all(future.cancelled() for future in submitted)
 
 
 def test_check_imports_no_ssh_library_until_a_key_is_read() -> None:
@@ -112,6 +144,19 @@ def test_check_imports_no_ssh_library_until_a_key_is_read() -> None:
     imported = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
+    assert imported.strip() == "False"
+
+
+def test_a_check_of_a_small_folder_imports_no_worker_processes(tmp_path: Path) -> None:
+    """multiprocessing (~10 ms of a start) loads only for a check worth workers."""
+    mission(tmp_path, "m")
+    code = (
+        "import sys; from cli.main import main; main(['check', sys.argv[1], '--json']); "
+        "print('concurrent.futures.process' in sys.modules, file=sys.stderr)"
+    )
+    imported = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    ).stderr
     assert imported.strip() == "False"
 
 

@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import jiter
 import pytest
 import tomli_w
 from hypothesis import HealthCheck, given, settings
@@ -435,6 +436,75 @@ def test_a_repeated_or_unknown_key_is_never_plainly_unique(
         fields = dict(pairs)
         error_step = fields.get("type") == "error" and fields["step"] is not None
         assert plain is not error_step  # the shortcut takes every plain line but these
+
+
+def free_form(draw: st.DrawFn, depth: int = 0) -> Pairs:
+    """An attempt's `args`: any keys (repeats drawn apart), nested objects and lists."""
+    keys = st.sampled_from(["a", "b", "ab", "é", 'q"', "\\"])
+    values = st.integers(0, 3) | st.sampled_from(["x", 'y"', None, True])
+    pairs: Pairs = []
+    for _ in range(draw(st.integers(0, 3))):
+        nested = depth < 2 and draw(st.booleans())
+        pairs.append((draw(keys), free_form(draw, depth + 1) if nested else draw(values)))
+    return pairs
+
+
+def spelled(text: str, draw: st.DrawFn) -> str:
+    """`text` as a JSON string, each character written plainly or as its `\\uXXXX`."""
+    out = []
+    for char in text:
+        escaped = ord(char) < 0x10000 and draw(st.booleans())
+        out.append(f"\\u{ord(char):04x}" if escaped else json.dumps(char)[1:-1])
+    return '"' + "".join(out) + '"'
+
+
+def write_spelled(pairs: Pairs, draw: st.DrawFn) -> str:
+    """`pairs` as a JSON object, each key spelled its own way (`spelled`)."""
+
+    def value(item: Any) -> str:
+        return write_spelled(item, draw) if isinstance(item, list) else json.dumps(item)
+
+    return "{" + ",".join(spelled(key, draw) + ":" + value(v) for key, v in pairs) + "}"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=log_objects(), attempt=st.booleans(), repeat=st.booleans(), data=st.data())
+def test_the_duplicate_key_guard_agrees_with_the_full_parse(
+    line: tuple[Kind, Pairs], attempt: bool, repeat: bool, data: st.DataObject
+) -> None:
+    """Whatever a line's keys and however they are spelled (`"a"` and `"\\u0061"` are one
+    key), at any depth (an attempt's free-form `args`): a read reports the line's repeated
+    key exactly when the full parse (jiter) finds one, and delivers its record exactly when
+    it finds none; `plainly_unique` never vouches for a line the full parse refuses."""
+    kind, pairs = line
+    first = {"schema": 1, "seq": 1, "at": stamp(T0), "prev": GENESIS}
+    if kind is Kind.EVIDENCE:
+        first |= {"id": "e0", "step": "s", "observed": "o", "method": "m", "proves": "p"}
+        first["verdict"] = "pass"
+    else:
+        first |= {"type": "heartbeat", "actor": "a"}
+    head = json.dumps(first).encode()
+    pairs = [(k, hashlib.sha256(head).hexdigest() if k == "prev" else v) for k, v in pairs]
+    if attempt and kind is Kind.EVENTS:
+        pairs = [p for p in pairs[:5] if p[0] != "type"]  # seq, at, prev, actor
+        pairs += [("type", "attempt"), ("step", "s1"), ("attempt", 1), ("phase", "started")]
+        pairs += [("tool", "t"), ("args", free_form(data.draw))]
+    if repeat:
+        pairs = repeat_a_key(pairs, data.draw)
+    text = write_spelled(pairs, data.draw).encode()
+    try:
+        jiter.from_json(text, catch_duplicate_keys=True)
+        repeated = False
+    except ValueError as error:
+        repeated = "duplicate key" in str(error)
+    record = store.format.load.log_adapter(kind).validate_json(text)
+    assert not (repeated and store.format.load.plainly_unique(text, record))
+    with scratch() as root:
+        put(root, "log.jsonl", head + b"\n" + text + b"\n")
+        batch = LogReader(root, "log.jsonl", kind).poll()
+    said = [p for p in batch.problems if "duplicate key" in p.message]
+    assert [(p.line, p.code) for p in said] == ([(2, "bad-json")] if repeated else [])
+    assert len(batch.records) == (1 if repeated else 2)
 
 
 # ---- the common-line shortcut changes nothing a read finds --------------------------------
