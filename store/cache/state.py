@@ -69,6 +69,8 @@ _PLAIN = (bool, int, float, str, bytes)
 _AS_IS = frozenset((*_PLAIN, type(None)))
 """What msgpack writes as it is: kept without a call to `_encode` (most items are)."""
 _CONTAINERS: dict[type, int] = {list: LIST, tuple: TUPLE, set: SET, frozenset: FROZENSET}
+_NESTED = frozenset((list, dict))
+"""What a decoded item needs `_decode` for (anything else is as msgpack gave it)."""
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 
@@ -148,7 +150,23 @@ def _decode(value: Any, records: list[Any]) -> Any:
         if type(value) is dict:
             raise StateError("a bare map in a folded state")
         return value
-    tag, rest = value[0], value[1:]
+    tag = value[0]
+    if tag == NAMED:  # the commonest first: a reopen decodes tens of thousands
+        kind: Any = TUPLES[value[1]]  # (a NamedTuple: `_make` builds it in C)
+        items = _items(value[2:], records)
+        if len(items) != len(kind._fields):
+            raise StateError(f"a {kind.__name__} of {len(items)} items")
+        return kind._make(items)
+    if tag == DICT:
+        pairs = iter(value)
+        next(pairs)
+        return {
+            _decode(key, records) if type(key) in _NESTED else key: (
+                _decode(item, records) if type(item) in _NESTED else item
+            )
+            for key, item in zip(pairs, pairs, strict=True)
+        }
+    rest = value[1:]
     if tag == RECORD:
         number, dumped = rest
         record = RECORDS[number].model_validate_json(dumped)
@@ -159,11 +177,6 @@ def _decode(value: Any, records: list[Any]) -> Any:
         return records[rest[0]]
     if tag == TIME:
         return datetime.fromisoformat(rest[0])
-    if tag == NAMED:
-        return TUPLES[rest[0]](*_items(rest[1:], records))
-    if tag == DICT:
-        items = _items(rest, records)
-        return dict(zip(items[::2], items[1::2], strict=True))
     if tag == DEQUE:
         return deque(_items(rest[1:], records), maxlen=rest[0])
     if tag == LEDGER:
@@ -187,4 +200,4 @@ def _decode(value: Any, records: list[Any]) -> Any:
 
 def _items(values: list[Any], records: list[Any]) -> list[Any]:
     """Each value decoded, in order (a plain value as it is: most are)."""
-    return [_decode(item, records) if type(item) in (list, dict) else item for item in values]
+    return [_decode(item, records) if type(item) in _NESTED else item for item in values]
