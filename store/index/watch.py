@@ -3,8 +3,8 @@
 Arming the watcher (`RustNotify`: one inotify watch per folder) holds the GIL the whole
 time: about 1.3 s at 10,000 missions (20,000 folders), during which no thread of the
 HUD runs, keys included. So the watcher runs in a child process of its own
-(`python -I -m store.index.watch FOLDER...`, the HUD's own interpreter, isolated from
-the current folder and PYTHON* variables), which says `ready` once armed and then
+(`store.index.watch_child`: the HUD's own interpreter, isolated from the current folder
+and PYTHON* variables), which says `ready` once armed and then
 writes each batch as a line of JSON (absolute paths, at most LINE_PATHS a line). It is
 killed when the watch ends, and ends by itself when its standard input closes (the HUD
 is gone).
@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -23,15 +22,9 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from pathlib import Path
 
 from store.format.layout import is_transient
+from store.index.watch_child import DEBOUNCE_MS, READY
 
-DEBOUNCE_MS = 25
-STEP_MS = 5
-READY_MS = 50
-"""The child's watcher wakes this often when nothing changes: it says `ready` at its
-first wake-up (armed), and sees its input closed within this."""
-LINE_PATHS = 200
-"""Paths per line the child writes."""
-READY = b"ready\n"
+__all__ = ["DEBOUNCE_MS", "watch_batches"]
 
 
 async def watch_batches(
@@ -50,9 +43,10 @@ async def watch_batches(
     ends on its own."""
     base = root.resolve()
     others = {prefix: folder for prefix, folder in (also or {}).items() if folder.is_dir()}
+    folders = others.values()
     lines: asyncio.Queue[bytes] = asyncio.Queue()
     child = subprocess.Popen(
-        [sys.executable, "-I", "-m", "store.index.watch", str(base), *map(str, others.values())],
+        [sys.executable, "-I", "-m", "store.index.watch_child", str(base), *map(str, folders)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -109,47 +103,3 @@ def _relative(path: Path, base: Path, others: Mapping[str, Path]) -> str | None:
         if path == folder or folder in path.parents:
             return f"{prefix}/{path.relative_to(folder).as_posix()}"
     return None
-
-
-def serve(folders: list[str]) -> None:
-    """The child: watch `folders`, say `ready` once armed, then write each batch, until
-    standard input closes (or standard output does)."""
-    from watchfiles import watch
-
-    closed = threading.Event()
-
-    def until_closed() -> None:
-        with contextlib.suppress(OSError):
-            while os.read(sys.stdin.fileno(), 4096):
-                pass
-        closed.set()
-
-    threading.Thread(target=until_closed, daemon=True).start()
-    out = sys.stdout.buffer
-    ready = False
-    try:
-        for changes in watch(
-            *folders,
-            debounce=DEBOUNCE_MS,
-            step=STEP_MS,
-            stop_event=closed,
-            rust_timeout=READY_MS,
-            yield_on_timeout=True,
-            debug=False,  # (it would print to our standard output)
-            raise_interrupt=False,
-            recursive=True,
-            ignore_permission_denied=True,
-        ):
-            if not ready:
-                out.write(READY)
-                ready = True
-            paths = sorted(path for _change, path in changes)
-            for start in range(0, len(paths), LINE_PATHS):
-                out.write(json.dumps(paths[start : start + LINE_PATHS]).encode() + b"\n")
-            out.flush()
-    except BrokenPipeError:  # the HUD is gone
-        pass
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1:])

@@ -65,6 +65,8 @@ LOG_STEP = 4 * 1024 * 1024
 more than that in one step, and keys are handled between steps."""
 READ_AHEAD = 64 * 1024 * 1024
 """What one step reads ahead in all; paths past it wait for the next step."""
+CATCH_UP_STATS = 2048
+"""`changed_since` stats this many files at a time."""
 
 
 def _kind_named(name: str) -> SourceKind[Any]:
@@ -238,14 +240,16 @@ class Workspace:
         ctime is not RACY_NS older than `since_ns` (a write always moves ctime, a file's
         time may lag the clock it is compared with by a tick). IO: a walk, and an lstat
         of each file through its folder's descriptor."""
-        now = list(self.walk())
-        found = lstat_files(self.root, sorted(now))
+        now = sorted(self.walk())
         limit = since_ns - RACY_NS
         changed = walked.symmetric_difference(now)
-        for rel in now:
-            info = found.get(rel)
-            if info is None or max(info.st_mtime_ns, info.st_ctime_ns) >= limit:
-                changed.add(rel)
+        for start in range(0, len(now), CATCH_UP_STATS):  # (a few stats held at a time)
+            some = now[start : start + CATCH_UP_STATS]
+            found = lstat_files(self.root, some)
+            for rel in some:
+                info = found.get(rel)
+                if info is None or max(info.st_mtime_ns, info.st_ctime_ns) >= limit:
+                    changed.add(rel)
         return changed
 
     def absorb(self, part: Workspace) -> set[str]:
