@@ -103,8 +103,9 @@ def decode_state(data: bytes) -> dict[str, Any]:
     if version != STATE_VERSION or type(tree) is not dict:
         raise StateError(f"folded state of version {version!r}, not {STATE_VERSION}")
     records: list[Any] = []
+    times: dict[datetime, datetime] = {}
     try:
-        return {name: _decode(value, records, {}) for name, value in tree.items()}
+        return {name: _decode(value, records, times) for name, value in tree.items()}
     except (ValidationError, IndexError, KeyError, TypeError, ValueError) as exc:
         raise StateError(f"not a folded state: {exc}") from None
 

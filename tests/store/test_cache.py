@@ -24,7 +24,7 @@ from store.cache.prefix import PrefixIndex
 from store.cache.sealed import MAGIC, Cache
 from store.cache.state import STATE_VERSION, StateError, decode_state, encode_state
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
-from store.format.confined import OpenFile, open_on_disk
+from store.format.confined import open_on_disk
 from store.format.load import LogReader
 from store.format.problems import Problem
 from store.index import check as check_module
@@ -290,28 +290,6 @@ def _mutate(log: Path, count: int, mutation: tuple[Any, ...], spare: Path) -> No
 def test_a_prefix_is_reused_only_under_the_rules_and_the_scrub_makes_it_the_truth(
     cache_dir: Path, count: int, mutation: tuple[Any, ...]
 ) -> None:
-    reused_only_under_the_rules(count, mutation)
-
-
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(count=st.integers(12, 40), mutation=MUTATIONS)
-def test_a_short_logs_fold_is_kept_and_reused_only_under_the_rules(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int, mutation: tuple[Any, ...]
-) -> None:
-    """Logs of a few KiB (a mission's usual) are kept too, at the cache's own threshold:
-    restoring their fold costs less than reading them (bench/reopen.py)."""
-    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
-    reused_only_under_the_rules(count, mutation)
-
-
-def reused_only_under_the_rules(count: int, mutation: tuple[Any, ...]) -> None:
-    """A log of `count` lines, cached, then mutated: reopened, its prefix is reused only
-    under the rules (and always after a mere append), and once the scrub has run the
-    workspace equals a fresh scan."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "state"
         mission(root, "m")
@@ -347,36 +325,6 @@ def reused_only_under_the_rules(count: int, mutation: tuple[Any, ...]) -> None:
         fresh.scan()
         assert problems(workspace) == problems(fresh)
         assert fold(workspace.missions["m"]) == fold(fresh.missions["m"])
-
-
-def test_a_reopen_reads_of_each_unchanged_log_only_its_last_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """At the cache's own threshold, a mission's usual log of 20 lines (4 KiB) is not
-    read again on a reopen: only its last line, to see it is still there."""
-    monkeypatch.setenv("HUD_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "state"
-    for name in ("a", "b", "c"):
-        mission(root, name).intent()
-        (root / f"missions/{name}/events.jsonl").write_bytes(chain(records(20)))
-    assert open_cached(root).flush_cache(prune=True) == 3
-    reads: list[tuple[str, int, int]] = []
-    pread = OpenFile.pread
-
-    def counted(self: OpenFile, size: int, offset: int) -> bytes:
-        data = pread(self, size, offset)
-        reads.append((self.relpath, offset, len(data)))
-        return data
-
-    monkeypatch.setattr(OpenFile, "pread", counted)
-    workspace = open_cached(root)
-    data = chain(records(20))
-    last = data.rindex(b"\n", 0, len(data) - 1) + 1
-    logs = [(rel, at, size) for rel, at, size in reads if rel.endswith(".jsonl")]
-    assert {rel for rel, _at, _size in logs} == {f"missions/{n}/events.jsonl" for n in "abc"}
-    assert all(at >= last for _rel, at, _size in logs)
-    assert sum(size for _rel, _at, size in logs) <= 3 * 2 * (len(data) - last)
-    assert workspace.trusting() == 3
 
 
 def test_an_append_is_read_from_the_cached_offset(
