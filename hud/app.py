@@ -267,6 +267,7 @@ class HudApp(SafeTitles, App[None]):
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, utc_now
 
+        since = time.time_ns()  # before anything is read
         workspace = Workspace.cached(self.root, self.clock or utc_now, self.keeps_cache)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
@@ -276,7 +277,7 @@ class HudApp(SafeTitles, App[None]):
         feed = ApprovalFeed(self, workspace, self.scanned)
         self.call_from_thread(self._adopt, workspace, writer, decider, feed)
         external: list[str] = []
-        since, walked = time.time_ns(), set[str]()  # what the watcher's catch-up compares
+        walked: set[str] = set()  # what the watcher's catch-up compares (and `since`)
         for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK, LARGEST_CHUNK):
             walked.update(batch.paths, batch.other)
             external += [path for path in batch.other if workspace.is_external(path)]
