@@ -3,8 +3,8 @@
 Arming the watcher (`RustNotify`: one inotify watch per folder) holds the GIL the whole
 time: about 1.3 s at 10,000 missions (20,000 folders), during which no thread of the
 HUD runs, keys included. So the watcher runs in a child process of its own
-(`store.index.watch_child`: the HUD's own interpreter, isolated from the current folder
-and PYTHON* variables), which says `ready` once armed and then
+(`store.index.watch_child`, run by `child_command`: the HUD's own interpreter, isolated
+from the current folder and PYTHON* variables), which says `ready` once armed and then
 writes each batch as a line of JSON (absolute paths, at most LINE_PATHS a line). It is
 killed when the watch ends, and ends by itself when its standard input closes (the HUD
 is gone).
@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
+from importlib.util import find_spec
 from pathlib import Path
 
 from store.format.layout import is_transient
@@ -46,7 +47,7 @@ async def watch_batches(
     folders = others.values()
     lines: asyncio.Queue[bytes] = asyncio.Queue()
     child = subprocess.Popen(
-        [sys.executable, "-I", "-m", "store.index.watch_child", str(base), *map(str, folders)],
+        [*child_command(), str(base), *map(str, folders)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -82,6 +83,21 @@ async def watch_batches(
             stopped.cancel()
         child.kill()  # (it holds nothing worth a goodbye)
         child.wait()
+
+
+def child_command() -> list[str]:
+    """The watcher child's command: this interpreter, isolated (`-I`: neither the current
+    folder nor PYTHON* variables count), importing the store and watchfiles from where
+    this process did (a `--user` install is outside `-I`'s path)."""
+    watchfiles = find_spec("watchfiles")
+    homes = {str(Path(__file__).resolve().parents[2])}
+    if watchfiles is not None and watchfiles.origin is not None:
+        homes.add(str(Path(watchfiles.origin).resolve().parents[1]))
+    code = (
+        f"import sys; sys.path[:0] = {sorted(homes)!r}; "
+        "from store.index.watch_child import serve; serve(sys.argv[1:])"
+    )
+    return [sys.executable, "-I", "-c", code]
 
 
 def _forward(

@@ -1,7 +1,7 @@
-"""The watcher's child process (`python -I -m store.index.watch_child FOLDER...`, started
-by `store.index.watch`): watch the folders with watchfiles, say `ready` once armed, then
-write each batch of changed paths as a line of JSON, until standard input closes (the
-HUD stopped the watch, or is gone) or standard output does.
+"""The watcher's child process (`serve`, run by `store.index.watch.child_command`): watch
+the folders with watchfiles, say `ready` once armed, then write each batch of changed
+paths as a line of JSON, until standard input closes (the HUD stopped the watch, or is
+gone) or standard output does.
 
 It imports nothing but watchfiles and the standard library it needs (no asyncio, nothing
 of the store but its packages' `__init__`): it lives as long as the HUD, and its memory
@@ -64,7 +64,3 @@ def serve(folders: list[str]) -> None:
             out.flush()
     except BrokenPipeError:  # the HUD is gone
         pass
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1:])

@@ -10,6 +10,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from store.index.watch import DEBOUNCE_MS, watch_batches
 from tests.e2e.pty_screen import descendants
 
@@ -110,3 +112,23 @@ async def test_the_watcher_arms_in_a_child_that_is_gone_once_the_watch_ends(
     await waiting
     await batches.aclose()  # the watch's end kills and reaps its child
     assert not descendants(os.getpid()) & children
+
+
+async def test_the_watchers_child_imports_nothing_from_the_folder_or_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoy = tmp_path / "decoy"
+    for package in ("store", "watchfiles"):
+        (decoy / package).mkdir(parents=True)
+        (decoy / package / "__init__.py").write_text("raise SystemExit('imported the decoy')\n")
+    monkeypatch.chdir(decoy)
+    monkeypatch.setenv("PYTHONPATH", str(decoy))
+    watched = tmp_path / "state"
+    watched.mkdir()
+    stop, armed = asyncio.Event(), asyncio.Event()
+    batches = watch_batches(watched, stop, armed=armed.set)
+    waiting = asyncio.create_task(first_batch_containing(batches, "hud.toml", timeout=10.0))
+    await asyncio.wait_for(armed.wait(), 10.0)
+    (watched / "hud.toml").write_text("schema = 1\n")
+    await waiting
+    await batches.aclose()
