@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -266,6 +267,7 @@ class HudApp(SafeTitles, App[None]):
         from hud.approvals import ApprovalFeed
         from store.index.workspace import Workspace, utc_now
 
+        since = time.time_ns()  # before anything is read
         workspace = Workspace.cached(self.root, self.clock or utc_now, self.keeps_cache)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
@@ -275,7 +277,9 @@ class HudApp(SafeTitles, App[None]):
         feed = ApprovalFeed(self, workspace, self.scanned)
         self.call_from_thread(self._adopt, workspace, writer, decider, feed)
         external: list[str] = []
+        walked: set[str] = set()  # what the watcher's catch-up compares (and `since`)
         for batch in batches(workspace.walk(), FIRST_CHUNK, SCAN_CHUNK, LARGEST_CHUNK):
+            walked.update(batch.paths, batch.other)
             external += [path for path in batch.other if workspace.is_external(path)]
             part = workspace.part()  # loose files, signers/: first
             part.apply([path for path in batch.other if not workspace.is_external(path)])
@@ -287,7 +291,7 @@ class HudApp(SafeTitles, App[None]):
                 part.use_prefetched(self.prefetch.result())
             part.apply(external)
             self.call_from_thread(self._absorb, part)
-        self.call_from_thread(self._scan_done)
+        self.call_from_thread(self._scan_done, walked, since)
 
     def _adopt(
         self,
@@ -312,8 +316,10 @@ class HudApp(SafeTitles, App[None]):
     def _absorb(self, part: Workspace) -> None:
         self._publish(self.workspace.absorb(part))
 
-    def _scan_done(self) -> None:
+    def _scan_done(self, walked: set[str], since_ns: int) -> None:
         self.scanned.set()
+        if self.live:
+            self.catch_up(walked, since_ns)
         self._publish(None, derived=True)
         self.screen.refresh_bindings()  # the writer's keys: once, after the rows (a recompose)
         # the live frame first: once the scan's messages are handled, the screen's update
@@ -382,8 +388,15 @@ class HudApp(SafeTitles, App[None]):
 
     @work(exclusive=True, group="watch")
     async def watch_state(self) -> None:
-        """Queue each batch of file changes (hud.live: the watcher, its health)."""
+        """Queue each batch of file changes (hud.live: the watcher, its health), from the
+        scan's end on (arming it while the scan runs would slow the scan)."""
+        await self.scanned.wait()
         await self.feed.watch()
+
+    @work(exclusive=True, group="catch-up")
+    async def catch_up(self, walked: set[str], since_ns: int) -> None:
+        """Queue what changed between the scan's walk and the watcher's start (hud.live)."""
+        await self.feed.catch_up(self.workspace, walked, since_ns)
 
     @work(exclusive=True, group="fold")
     async def fold_changes(self) -> None:

@@ -57,6 +57,8 @@ class Live:
     _rewatch: asyncio.Event = field(default_factory=asyncio.Event)
     _waiting: list[asyncio.Future[None]] = field(default_factory=list)
     """`reread`s whose paths are in `pending`: done when the step that takes them is folded."""
+    armed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the watcher watches every folder: a change after it is reported."""
 
     def queue(self, paths: Iterable[str]) -> None:
         """Paths to bring up to date (from the watcher, the scrub or the HUD's writes)."""
@@ -103,10 +105,12 @@ class Live:
             stop = asyncio.Event()
             guard = asyncio.create_task(self._guard(stop, identity))
             try:
-                async for batch in watch_batches(self.root, stop, self.also):
-                    self.queue(batch)
-                    if not self.root.is_dir():
-                        break
+                watching = watch_batches(self.root, stop, self.also, self.armed.set)
+                async with contextlib.aclosing(watching):  # its watcher ends with it
+                    async for batch in watching:
+                        self.queue(batch)
+                        if not self.root.is_dir():
+                            break
             except Exception as exc:  # the watcher died: say so, start it again
                 self._set_health(f"watcher stopped ({type(exc).__name__}); restarting")
                 await asyncio.sleep(RETRY_SECONDS)
@@ -164,6 +168,13 @@ class Live:
                 index.remember(found.confirmed)
                 self.keep(index)
                 self.health_changed()
+
+    async def catch_up(self, index: Workspace, walked: set[str], since_ns: int) -> None:
+        """Once the watcher is armed, queue what changed since `since_ns` among the paths
+        a scan `walked` (and what came or went): the watcher starts after the scan, so a
+        file written between the scan's read and the watcher's start has no event."""
+        await self.armed.wait()
+        self.queue(await asyncio.to_thread(index.changed_since, walked, since_ns))
 
     def keep(self, workspace: Workspace, prune: bool = False) -> None:
         """Write the logs verified whole into the cache, in a daemon thread: quitting

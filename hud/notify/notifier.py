@@ -33,9 +33,7 @@ TICK = 1.0
 STOP_SECONDS = 2.0
 """How long stopping waits for the tasks to end (a delivery in its thread is left)."""
 WATCH_START = 5.0
-"""The longest the catch-up waits for the watcher to say it watches."""
-CATCH_UP = 0.2
-"""Then this long for it to be set up, before the directory is read again."""
+"""The longest the catch-up waits for the watcher to be armed (`Live.armed`)."""
 
 
 class Notifier:
@@ -96,11 +94,9 @@ class Notifier:
     async def _catch_up(self) -> None:
         """Read again what the scan read, once the watcher watches: a file written
         between the scan and the watcher's start has no event of its own."""
-        for _ in range(int(WATCH_START / 0.05)):
-            if self.live.health is None:
-                break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(CATCH_UP)
+        with contextlib.suppress(TimeoutError):  # (a watcher that never arms: read anyway)
+            async with asyncio.timeout(WATCH_START):
+                await self.live.armed.wait()
         paths = await asyncio.to_thread(lambda: list(self.workspace.walk()))
         await self.live.reread(paths)
         self.ready.set()

@@ -76,15 +76,16 @@ class Cache:
         """Write `payload` as the sealed file `name`, atomically (temp, fsync, rename),
         then evict the least recently used files past the budget. False when it could
         not be written (or alone exceeds the budget)."""
-        data = MAGIC + self._mac(payload) + payload
-        if len(data) > budget():
+        head = MAGIC + self._mac(payload)  # (the payload is written as it is: never copied)
+        if len(head) + len(payload) > budget():
             return False
         target = self.path(name)
         try:
             fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
             try:
                 with os.fdopen(fd, "wb") as out:
-                    out.write(data)
+                    out.write(head)
+                    out.write(payload)
                     out.flush()
                     os.fsync(out.fileno())
                 os.replace(temp, target)
@@ -98,10 +99,11 @@ class Cache:
         self.evict(keep=target)
         return True
 
-    def unseal(self, name: str) -> bytes | None:
-        """The payload of the sealed file `name`; None when there is none or it does not
-        verify (short, foreign, another version, tampered with, torn). A file read is
-        marked as used (its mtime: the LRU order)."""
+    def unseal(self, name: str) -> memoryview | None:
+        """The payload of the sealed file `name` (a view of the file's bytes: a pack of
+        tens of MB is never copied); None when there is none or it does not verify
+        (short, foreign, another version, tampered with, torn). A file read is marked as
+        used (its mtime: the LRU order)."""
         target = self.path(name)
         try:
             fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -120,7 +122,7 @@ class Cache:
         head = len(MAGIC) + MAC_BYTES
         if len(data) < head or not data.startswith(MAGIC):
             return None
-        payload = data[head:]
+        payload = memoryview(data)[head:]
         if not hmac.compare_digest(data[len(MAGIC) : head], self._mac(payload)):
             return None
         with contextlib.suppress(OSError):
@@ -156,8 +158,10 @@ class Cache:
                 path.unlink()
                 total -= size
 
-    def _mac(self, payload: bytes) -> bytes:
-        return hmac.new(self.key, MAGIC + payload, hashlib.sha256).digest()
+    def _mac(self, payload: bytes | memoryview) -> bytes:
+        mac = hmac.new(self.key, MAGIC, hashlib.sha256)
+        mac.update(payload)
+        return mac.digest()
 
 
 def open_cache(root: Path | None = None) -> Cache | None:

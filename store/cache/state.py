@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from datetime import datetime, timedelta
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -69,6 +70,11 @@ _PLAIN = (bool, int, float, str, bytes)
 _AS_IS = frozenset((*_PLAIN, type(None)))
 """What msgpack writes as it is: kept without a call to `_encode` (most items are)."""
 _CONTAINERS: dict[type, int] = {list: LIST, tuple: TUPLE, set: SET, frozenset: FROZENSET}
+_NESTED = frozenset((list, dict))
+SHARED_FROZENSETS = 4096
+"""At most this many distinct frozensets are shared by the states decoded."""
+_FROZENSETS: dict[frozenset[Any], frozenset[Any]] = {}
+"""What a decoded item needs `_decode` for (anything else is as msgpack gave it)."""
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder()
 
@@ -97,8 +103,9 @@ def decode_state(data: bytes) -> dict[str, Any]:
     if version != STATE_VERSION or type(tree) is not dict:
         raise StateError(f"folded state of version {version!r}, not {STATE_VERSION}")
     records: list[Any] = []
+    times: dict[datetime, datetime] = {}
     try:
-        return {name: _decode(value, records) for name, value in tree.items()}
+        return {name: _decode(value, records, times) for name, value in tree.items()}
     except (ValidationError, IndexError, KeyError, TypeError, ValueError) as exc:
         raise StateError(f"not a folded state: {exc}") from None
 
@@ -143,12 +150,30 @@ def _each(values: Any, seen: dict[int, int]) -> list[Any]:
     return [item if type(item) in _AS_IS else _encode(item, seen) for item in values]
 
 
-def _decode(value: Any, records: list[Any]) -> Any:
+def _decode(value: Any, records: list[Any], times: dict[datetime, datetime]) -> Any:
+    """`value` rebuilt; `times` holds one of each time met (a fold shares an event's time
+    between its aggregates: so does what comes back)."""
     if type(value) is not list:
         if type(value) is dict:
             raise StateError("a bare map in a folded state")
-        return value
-    tag, rest = value[0], value[1:]
+        return _shared(value, times)
+    tag = value[0]
+    if tag == NAMED:  # the commonest first: a reopen decodes tens of thousands
+        kind: Any = TUPLES[value[1]]  # (a NamedTuple: `_make` builds it in C)
+        items = _items(value[2:], records, times)
+        if len(items) != len(kind._fields):
+            raise StateError(f"a {kind.__name__} of {len(items)} items")
+        return kind._make(items)
+    if tag == DICT:
+        pairs = iter(value)
+        next(pairs)
+        return {
+            _decode(key, records, times) if type(key) in _NESTED else _shared(key, times): (
+                _decode(item, records, times) if type(item) in _NESTED else _shared(item, times)
+            )
+            for key, item in zip(pairs, pairs, strict=True)
+        }
+    rest = value[1:]
     if tag == RECORD:
         number, dumped = rest
         record = RECORDS[number].model_validate_json(dumped)
@@ -159,32 +184,52 @@ def _decode(value: Any, records: list[Any]) -> Any:
         return records[rest[0]]
     if tag == TIME:
         return datetime.fromisoformat(rest[0])
-    if tag == NAMED:
-        return TUPLES[rest[0]](*_items(rest[1:], records))
-    if tag == DICT:
-        items = _items(rest, records)
-        return dict(zip(items[::2], items[1::2], strict=True))
     if tag == DEQUE:
-        return deque(_items(rest[1:], records), maxlen=rest[0])
+        return deque(_items(rest[1:], records, times), maxlen=rest[0])
     if tag == LEDGER:
         ledger = Ledger()
-        fields = _decode(rest[0], records)
+        fields = _decode(rest[0], records, times)
         if set(fields) != set(vars(ledger)):
             raise StateError("a ledger of other fields")
         vars(ledger).update(fields)
         return ledger
-    items = _items(rest, records)
+    items = _items(rest, records, times)
     if tag == LIST:
         return items
     if tag == TUPLE:
         return tuple(items)
     if tag == SET:
         return set(items)
-    if tag == FROZENSET:
-        return frozenset(items)
+    if tag == FROZENSET:  # a step's holders: one set for all that have the same
+        found = frozenset(items)
+        shared = _FROZENSETS.get(found)
+        if shared is None and len(_FROZENSETS) < SHARED_FROZENSETS:
+            shared = _FROZENSETS[found] = found
+        return shared if shared is not None else found
     raise StateError(f"unknown tag {tag!r}")
 
 
-def _items(values: list[Any], records: list[Any]) -> list[Any]:
-    """Each value decoded, in order (a plain value as it is: most are)."""
-    return [_decode(item, records) if type(item) in (list, dict) else item for item in values]
+def _items(values: list[Any], records: list[Any], times: dict[datetime, datetime]) -> list[Any]:
+    """Each value decoded, in order (a plain value as it is, shared as `_shared` does, with
+    no call for it: most are)."""
+    return [
+        _decode(item, records, times)
+        if (kind := type(item)) in _NESTED
+        else intern(item)
+        if kind is str
+        else times.setdefault(item, item)
+        if kind is datetime
+        else item
+        for item in values
+    ]
+
+
+def _shared(value: Any, times: dict[datetime, datetime]) -> Any:
+    """A plain value, strings interned and equal times one object (as a fresh fold holds
+    them: a decoded state otherwise costs a quarter more memory than the fold)."""
+    kind = type(value)
+    if kind is str:
+        return intern(value)
+    if kind is datetime:
+        return times.setdefault(value, value)
+    return value

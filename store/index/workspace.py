@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from store.cache import open_cache
+from store.cache.documents import RACY_NS
 from store.cache.prefix import PrefixIndex
 from store.derivation.artifacts import ArtifactCheck
 from store.derivation.derive import (
@@ -27,7 +28,15 @@ from store.derivation.derive import (
     request_status,
 )
 from store.derivation.mission import MissionState
-from store.format.confined import Captured, Readable, capture, lstat, serving, walk_tree
+from store.format.confined import (
+    Captured,
+    Readable,
+    capture,
+    lstat,
+    lstat_files,
+    serving,
+    walk_tree,
+)
 from store.format.layout import KNOWN_DIRS, Kind, classify, is_transient, lease_path
 from store.format.load import MAX_DOCUMENT_BYTES, LogReader, load_document
 from store.format.problems import WORKSPACE_ROW, Problem
@@ -56,6 +65,8 @@ LOG_STEP = 4 * 1024 * 1024
 more than that in one step, and keys are handled between steps."""
 READ_AHEAD = 64 * 1024 * 1024
 """What one step reads ahead in all; paths past it wait for the next step."""
+CATCH_UP_STATS = 2048
+"""`changed_since` stats this many files at a time."""
 
 
 def _kind_named(name: str) -> SourceKind[Any]:
@@ -221,6 +232,25 @@ class Workspace:
         are not entered, and a folder that cannot be listed is yielded itself (applying
         it reports why)."""
         return walk_tree(self.root, top, self._entered)
+
+    def changed_since(self, walked: set[str], since_ns: int) -> set[str]:
+        """What may have changed since `since_ns` (the wall clock, as file times are) under
+        the root a walk (`walk`) found as `walked` then: every path walked now that was
+        not then, or then and not now, that is not a regular file, or whose mtime or
+        ctime is not RACY_NS older than `since_ns` (a write always moves ctime, a file's
+        time may lag the clock it is compared with by a tick). IO: a walk, and an lstat
+        of each file through its folder's descriptor."""
+        now = sorted(self.walk())
+        limit = since_ns - RACY_NS
+        changed = walked.symmetric_difference(now)
+        for start in range(0, len(now), CATCH_UP_STATS):  # (a few stats held at a time)
+            some = now[start : start + CATCH_UP_STATS]
+            found = lstat_files(self.root, some)
+            for rel in some:
+                info = found.get(rel)
+                if info is None or max(info.st_mtime_ns, info.st_ctime_ns) >= limit:
+                    changed.add(rel)
+        return changed
 
     def absorb(self, part: Workspace) -> set[str]:
         """Take over the missions (and their unknown files) a partial scan built.

@@ -33,8 +33,10 @@ from store.format.load import Loaded
 from store.format.problems import Problem
 
 MIN_BYTES = 32 * 1024
-"""A log shorter than this (about 150 lines) is read whole each time: reading it costs
-less than restoring its fold from the cache (bench/reopen.py)."""
+"""A log shorter than this (about 150 lines) is read whole each time: restoring its fold
+costs as much as reading it. A 20-line log (4 KiB), measured interleaved, mission by
+mission: read and folded 259 us; restored 257 us (the state decoded 137, the log opened
+and its last line hashed 37, the reader's poll from its end 52)."""
 DOCUMENT_SUFFIXES = (".toml", ".json")
 AGGREGATES = {Kind.EVENTS: EVENT_AGGREGATES, Kind.EVIDENCE: EVIDENCE_AGGREGATES}
 
@@ -65,7 +67,8 @@ def resume_log(index: PrefixIndex, mission: MissionState, located: Located) -> b
         return False
     reader = mission.reader(kind, rel)
     resume(reader, entry)
-    mission.restore(state)
+    for name, value in state.items():  # decoded afresh: taken as it is (`restore` copies)
+        setattr(mission, name, value)
     if kind is Kind.EVENTS:
         mission.events = reader
     else:
