@@ -16,8 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from store.cache import open_cache
-from store.cache.prefix import PrefixIndex
 from store.derivation.artifacts import ArtifactCheck
 from store.derivation.derive import (
     Budget,
@@ -38,6 +36,7 @@ from store.sources.base import Captures, Source
 from store.sources.registry import KINDS, STATE_FOLDERS, Context, SourceKind, sources_for
 
 if TYPE_CHECKING:
+    from store.cache.prefix import PrefixIndex  # the cache loads only to be used
     from store.sources.registry import LoopexecDir, LoopxSource, SmallWorkspace
 
 Clock = Callable[[], datetime]
@@ -132,6 +131,9 @@ class Workspace:
         """A workspace over the user's verified-prefix cache (none when there is no cache
         folder to use: every log is then read whole); `keep` False: read it, never write
         it (a read-only or served HUD)."""
+        from store.cache import open_cache
+        from store.cache.prefix import PrefixIndex
+
         cache = open_cache(Path(root))
         index = PrefixIndex(cache, Path(root).resolve(), keep) if cache is not None else None
         return cls(root, clock, index)
