@@ -232,7 +232,9 @@ def held_folders() -> Iterator[None]:
 
 def _take_held(held: dict[str, dict[str, int]], root: Path, relfolder: str) -> int | None:
     """The held descriptor of `relfolder` (opened now, through its held parent, if not
-    yet), lent out of `held` until `_give_back`; None when it cannot be opened so."""
+    yet), lent out of `held` until `_give_back`; None when it cannot be opened so.
+    Raises `Refused` for a path with an empty, '.' or '..' part, as a walk does."""
+    _parts(relfolder)
     fds = held.setdefault(str(root), {})
     fd = fds.pop(relfolder, None)
     if fd is None and _folder_fd(root, fds, relfolder) is not None:

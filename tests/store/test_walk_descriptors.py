@@ -98,7 +98,7 @@ def test_held_folders_refuse_what_a_walk_refuses_and_close_all_they_hold(
         f"missions/m{n:02d}/{name}"
         for n in range(MISSIONS)
         for name in ("intent.toml", "constraints.toml", "plan/v1.json", "handoff.toml")
-    ]
+    ] + ["/missions/m01/intent.toml", "missions//m01/intent.toml", "missions/./m01/intent.toml"]
     unheld = [read_file(root, rel, 1 << 20) for rel in asked]
     monkeypatch.setattr(confined, "HELD_FOLDERS", 8)
     before = open_descriptors()
@@ -113,5 +113,6 @@ def test_held_folders_refuse_what_a_walk_refuses_and_close_all_they_hold(
     assert isinstance(link, Problem) and link.path == "missions/m03/plan"
     assert link.code == "symlink-escape"
     assert isinstance(fifo, Problem) and fifo.code == "not-a-file"
+    assert all(isinstance(found, Problem) and found.code == "unsafe-path" for found in held[-3:])
     assert opens.count("m07") == 1  # m07 and its plan/ held: one open for its 3 files
     assert opens.count("missions") == 2  # held; and walked to again to say why m03/plan
