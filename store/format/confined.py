@@ -188,12 +188,73 @@ def folder(root: Path, relfolder: str, *, create: bool = False) -> Iterator[int]
     """A descriptor of `relfolder` under `root`, closed on exit; raises `Refused`.
 
     With `create`, missing folders are made (mode 0755) one at a time, each through
-    its parent's descriptor: a folder swapped for a symlink mid-way is refused."""
+    its parent's descriptor: a folder swapped for a symlink mid-way is refused. Within
+    `held_folders`, a folder opened before is not walked to again (reads only)."""
+    held = None if create else _HELD.get()
+    fd = _take_held(held, root, relfolder) if held is not None else None
+    if fd is not None and held is not None:
+        try:
+            yield fd
+        finally:
+            _give_back(held, root, relfolder, fd)
+        return
     fd = _walk(root, relfolder, create)
     try:
         yield fd
     finally:
         os.close(fd)
+
+
+HELD_FOLDERS = 32
+"""At most this many folders are held open per root (`held_folders`)."""
+_HELD: ContextVar[dict[str, dict[str, int]] | None] = ContextVar("held", default=None)
+
+
+@contextmanager
+def held_folders() -> Iterator[None]:
+    """While in effect (in this context only), a folder a read walks to stays open and
+    later reads in it start from its descriptor: a batch that reads many files of a
+    few folders (a check's task) opens each folder once, not once per file. Each is
+    still opened through its parent's descriptor without following a symlink (a path
+    a folder cannot be opened on is walked as ever, to say why); the least recently
+    used is closed beyond `HELD_FOLDERS`, and all of them on exit. A folder replaced
+    meanwhile is read as it was when opened: for a batch, not a live view."""
+    held: dict[str, dict[str, int]] = {}
+    token = _HELD.set(held)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+        for fds in held.values():
+            for fd in fds.values():
+                os.close(fd)
+
+
+def _take_held(held: dict[str, dict[str, int]], root: Path, relfolder: str) -> int | None:
+    """The held descriptor of `relfolder` (opened now, through its held parent, if not
+    yet), lent out of `held` until `_give_back`; None when it cannot be opened so.
+    Raises `Refused` for a path with an empty, '.' or '..' part, as a walk does."""
+    _parts(relfolder)
+    fds = held.setdefault(str(root), {})
+    fd = fds.pop(relfolder, None)
+    if fd is None and _folder_fd(root, fds, relfolder) is not None:
+        fd = fds.pop(relfolder)
+    return fd
+
+
+def _give_back(held: dict[str, dict[str, int]], root: Path, relfolder: str, fd: int) -> None:
+    fds = held.setdefault(str(root), {})
+    parts = relfolder.split("/") if relfolder else []
+    for depth in range(len(parts)):  # its parents are used last too (for its siblings)
+        parent = "/".join(parts[:depth])
+        if parent in fds:
+            fds[parent] = fds.pop(parent)
+    if relfolder in fds:  # opened again while lent (a nested read of the same folder)
+        os.close(fd)
+    else:
+        fds[relfolder] = fd  # the most recently used last
+    while len(fds) > HELD_FOLDERS:
+        os.close(fds.pop(next(iter(fds))))
 
 
 def list_folder(root: Path, relfolder: str) -> list[os.DirEntry[str]] | Problem:

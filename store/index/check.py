@@ -14,16 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.cache import open_cache
-from store.cache.entry import LogEntry
-from store.cache.prefix import PrefixIndex
+from store.format.confined import held_folders
 from store.format.layout import TRUST_FILE_RE
 from store.format.problems import Problem
 from store.format.row import MissionStatus
 from store.index.workspace import WORKSPACE_ROW, Workspace, group_by_mission
 
-if TYPE_CHECKING:  # multiprocessing loads only for a parallel check (~10 ms of a start)
-    from concurrent.futures import ProcessPoolExecutor
+if TYPE_CHECKING:  # multiprocessing loads only for a parallel check (~10 ms of a start),
+    from concurrent.futures import ProcessPoolExecutor  # the cache only for --cached
+
+    from store.cache.entry import LogEntry
+    from store.cache.prefix import PrefixIndex
 
 PARALLEL_BYTES = 16 * 1024 * 1024
 TASKS_PER_JOB = 64
@@ -102,6 +103,9 @@ _INDEXES: dict[str, PrefixIndex | None] = {}
 
 def _index(root: str) -> PrefixIndex | None:
     if root not in _INDEXES:
+        from store.cache import open_cache
+        from store.cache.prefix import PrefixIndex
+
         cache = open_cache(Path(root))
         _INDEXES[root] = PrefixIndex(cache, Path(root)) if cache is not None else None
     return _INDEXES[root]
@@ -122,12 +126,14 @@ def _check_paths(root: str, paths: list[str], cached: bool = False) -> TaskResul
     """Index these paths and report each row in them (runs in a worker process). The
     `signers/` files among them are read for the missions' signatures: their problems
     are the parent's to report (it reads them too), not each task's. `cached`: logs
-    resume from the verified-prefix cache (`store.cache`) where its rules allow."""
+    resume from the verified-prefix cache (`store.cache`) where its rules allow. Each
+    folder is opened once for the task (`held_folders`), not once for each file in it."""
     index = _index(root) if cached else None
     workspace = Workspace(root, cache=index)
-    workspace.load_settings()
-    workspace.apply(paths)
-    reports, loose = _reports(workspace)
+    with held_folders():
+        workspace.load_settings()
+        workspace.apply(paths)
+        reports, loose = _reports(workspace)
     loose = [p for p in loose if not TRUST_FILE_RE.match(p.path)]
     if index is None:
         return TaskResult(reports, loose)

@@ -16,9 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from store.cache import open_cache
-from store.cache.documents import RACY_NS
-from store.cache.prefix import PrefixIndex
 from store.derivation.artifacts import ArtifactCheck
 from store.derivation.derive import (
     Budget,
@@ -47,6 +44,7 @@ from store.sources.base import Captures, Source
 from store.sources.registry import KINDS, STATE_FOLDERS, Context, SourceKind, sources_for
 
 if TYPE_CHECKING:
+    from store.cache.prefix import PrefixIndex  # the cache loads only to be used
     from store.sources.registry import LoopexecDir, LoopxSource, SmallWorkspace
 
 Clock = Callable[[], datetime]
@@ -67,6 +65,10 @@ READ_AHEAD = 64 * 1024 * 1024
 """What one step reads ahead in all; paths past it wait for the next step."""
 CATCH_UP_STATS = 2048
 """`changed_since` stats this many files at a time."""
+RACY_NS = 1_000_000_000
+"""A file changed this shortly before the scan began may have been read before the
+change (its time lags the clock by a tick): `changed_since` counts it as changed (as the
+cache's documents count theirs: `store.cache.documents.RACY_NS`)."""
 
 
 def _kind_named(name: str) -> SourceKind[Any]:
@@ -143,6 +145,9 @@ class Workspace:
         """A workspace over the user's verified-prefix cache (none when there is no cache
         folder to use: every log is then read whole); `keep` False: read it, never write
         it (a read-only or served HUD)."""
+        from store.cache import open_cache
+        from store.cache.prefix import PrefixIndex
+
         cache = open_cache(Path(root))
         index = PrefixIndex(cache, Path(root).resolve(), keep) if cache is not None else None
         return cls(root, clock, index)

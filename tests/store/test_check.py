@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,6 +160,56 @@ def test_a_check_of_a_small_folder_imports_no_worker_processes(tmp_path: Path) -
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
     ).stderr
     assert imported.strip() == "False"
+
+
+def test_a_check_without_cached_imports_no_cache(tmp_path: Path) -> None:
+    """What `hud check` does not use is not imported by it: the verified-prefix cache
+    (`store.cache`, msgspec, platformdirs) loads only for `--cached`."""
+    mission(tmp_path, "m").step("s1", "running")
+    code = (
+        "import sys; from cli.main import main; main(['check', *sys.argv[1:], '--json']); "
+        "print(*sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('msgspec', 'platformdirs') or m.startswith('store.cache')), "
+        "file=sys.stderr)"
+    )
+
+    def imported(*args: str) -> set[str]:
+        ran = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return set(ran.stderr.split())
+
+    assert imported() == set()
+    assert {"store.cache", "msgspec"} <= imported("--cached")  # (so the probe can see them)
+
+
+def test_a_check_opens_each_folder_of_a_mission_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check's task reads a mission's files through its folder's descriptor, opened
+    once (`confined.held_folders`), not by walking from the root again for each file."""
+    missions = 10
+    for n in range(missions):
+        mission(tmp_path, f"m{n}").step("s1", "running")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counted(path: object, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counted)
+    report = check(tmp_path, jobs=1)
+    assert report.errors == 0 and len(report.missions) == missions
+    files = sum(1 for path in (tmp_path / "missions").rglob("*") if path.is_file())
+    # each file once; each mission's folder and its plan/ twice (the walk, its task);
+    # the root and missions/ once for the walk and once for each task (a mission each)
+    assert len(opened) <= files + 6 * missions + 2
+    assert opened.count("m3") == 2
 
 
 def test_missions_are_split_into_tasks_of_similar_weight_heaviest_first() -> None:

@@ -6,6 +6,8 @@ import gc
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -223,15 +225,20 @@ def test_an_invalid_last_line_leaves_no_reference_cycle(tmp_path: Path) -> None:
         gc.enable()
 
 
-def test_no_pydantic_plugin_is_looked_up(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_pydantic_plugin_is_looked_up() -> None:
     """Plugins are entry points of any installed package, shown every validated value:
-    the store runs none, and does not scan the installed packages' metadata for them."""
-    import pydantic
-    from pydantic.plugin import _loader
-
-    def looked_up(**_: object) -> list[object]:
-        raise AssertionError("pydantic looked for plugins")
-
-    monkeypatch.setattr(_loader, "_plugins", None)
-    monkeypatch.setattr(_loader, "entry_points", looked_up)
-    assert pydantic.TypeAdapter(int).validate_python(1) == 1
+    the store runs none, and does not scan the installed packages' metadata for them (a
+    fresh interpreter: pytest's plugins have looked already)."""
+    code = (
+        "import importlib.metadata, store, pydantic\n"
+        "def looked_up(**_):\n"
+        "    raise SystemExit('pydantic looked for plugins')\n"
+        "importlib.metadata.entry_points = looked_up\n"
+        "class Probe(pydantic.BaseModel):\n"
+        "    x: int\n"
+        "assert Probe.model_validate_json('{\"x\": 1}').x == 1\n"
+        "from pydantic.plugin._loader import get_plugins\n"
+        "print(list(get_plugins()))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout.split() == ["[]"]

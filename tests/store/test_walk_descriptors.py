@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from store.format.confined import lstat_files
+from store.format import confined
+from store.format.confined import held_folders, lstat_files, read_file
+from store.format.problems import Problem
 from store.index.workspace import Workspace
 from tests.factory import mission
 
@@ -76,3 +78,41 @@ def test_documents_are_stated_through_their_folders_held_once(
     assert "missions/m05/intent.toml" not in found  # a symlink: no regular file
     assert len(found) == len(paths) - 1
     assert found["missions/m06/plan/v1.json"] == (root / "missions/m06/plan/v1.json").lstat()
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_held_folders_refuse_what_a_walk_refuses_and_close_all_they_hold(
+    tmp_path: Path, opens: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within `held_folders` a mission's files are opened through its folder, opened once;
+    a symlink or a FIFO on the way is the same problem as without; at most HELD_FOLDERS
+    stay open, and none once it ends."""
+    root = state(tmp_path)
+    (root / "missions/m03/plan").rename(tmp_path / "old-plan")
+    (root / "missions/m03/plan").symlink_to(tmp_path / "old-plan")
+    os.mkfifo(root / "missions/m04/handoff.toml")
+    asked = [
+        f"missions/m{n:02d}/{name}"
+        for n in range(MISSIONS)
+        for name in ("intent.toml", "constraints.toml", "plan/v1.json", "handoff.toml")
+    ] + ["/missions/m01/intent.toml", "missions//m01/intent.toml", "missions/./m01/intent.toml"]
+    unheld = [read_file(root, rel, 1 << 20) for rel in asked]
+    monkeypatch.setattr(confined, "HELD_FOLDERS", 8)
+    before = open_descriptors()
+    opens.clear()
+    with held_folders():
+        held = [read_file(root, rel, 1 << 20) for rel in asked]
+        assert open_descriptors() - before <= 8
+    assert open_descriptors() == before
+    assert held == unheld
+    link = held[asked.index("missions/m03/plan/v1.json")]
+    fifo = held[asked.index("missions/m04/handoff.toml")]
+    assert isinstance(link, Problem) and link.path == "missions/m03/plan"
+    assert link.code == "symlink-escape"
+    assert isinstance(fifo, Problem) and fifo.code == "not-a-file"
+    assert all(isinstance(found, Problem) and found.code == "unsafe-path" for found in held[-3:])
+    assert opens.count("m07") == 1  # m07 and its plan/ held: one open for its 3 files
+    assert opens.count("missions") == 2  # held; and walked to again to say why m03/plan

@@ -13,9 +13,8 @@ import stat
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from store.cache.prefix import PrefixIndex
 from store.derivation.mission import MissionState
 from store.derivation.summary import summarize
 from store.format.confined import link_problem, list_folder, lstat, not_regular, read_file
@@ -35,14 +34,11 @@ from store.format.problems import WORKSPACE_ROW, Problem
 from store.format.records import Settings
 from store.format.row import MissionSummary
 from store.sources.base import Quiet
-from store.sources.native.cached import (
-    parsed_documents,
-    remember,
-    remember_documents,
-    resume_log,
-)
 from store.trust.policy import floor_of, workspace_id
 from store.trust.signers import MAX_SIGNERS_BYTES
+
+if TYPE_CHECKING:  # the cache (and msgspec) loads only for an owner that uses one
+    from store.cache.prefix import PrefixIndex
 
 
 def owner_row(rel: str) -> str:
@@ -82,7 +78,13 @@ class NativeSource(Quiet):
     def apply(self, paths: Iterable[str]) -> set[str]:
         touched: set[str] = set()
         paths = list(paths)
-        parsed, unread = parsed_documents(self.index, self.root, paths) if self.index else ({}, {})
+        index = self.index
+        parsed: dict[str, Any] = {}
+        unread: dict[str, os.stat_result] = {}
+        if index is not None:
+            from store.sources.native import cached
+
+            parsed, unread = cached.parsed_documents(index, self.root, paths)
         fresh: dict[str, Any] = {}
         with known_documents(self.root, parsed, fresh):
             for rel in paths:
@@ -92,8 +94,8 @@ class NativeSource(Quiet):
                 mission = self._apply_one(rel)
                 if mission is not None:
                     touched.add(mission)
-        if self.index is not None and unread:
-            remember_documents(self.index, self.missions, unread, fresh)
+        if index is not None and unread:
+            cached.remember_documents(index, self.missions, unread, fresh)
         for mission_id in touched:
             state = self.missions.get(mission_id)
             if state is not None:
@@ -108,10 +110,12 @@ class NativeSource(Quiet):
         whole, when it has not got them as they are (no IO)."""
         if self.index is None:
             return
+        from store.sources.native import cached
+
         for mission_id in self.missions if mission_ids is None else mission_ids:
             mission = self.missions.get(mission_id)
             if mission is not None:
-                remember(self.index, mission)
+                cached.remember(self.index, mission)
 
     def row_ids(self) -> set[str]:
         return set(self.missions)
@@ -173,6 +177,8 @@ class NativeSource(Quiet):
         assert located.mission is not None  # the layout's patterns admit safe ids only
         mission = self.mission(located.mission)
         if self.index is not None:
+            from store.sources.native.cached import resume_log
+
             resume_log(self.index, mission, located)
         mission.apply(located)
         return located.mission
