@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import tomllib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -24,12 +25,12 @@ from hud.display import SafeTitles, plain
 from hud.driver import held_back
 from hud.host import Index, Indexed, Starting
 from hud.live import Live
-from hud.palette import HudCommands
 from hud.screens.overview import OverviewScreen
 from hud.terminal import end_with_terminal
 from themes import DEFAULT_THEME, STYLESHEET, register_themes
 
 if TYPE_CHECKING:
+    from textual.command import Provider
     from textual.screen import Screen
 
     from hud.acts.session import Decider, HumanWriter, Session
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from hud.host import Hud
     from hud.opening import Target
     from hud.roles import Identity, Role
+    from store.cache.rows import Began
     from store.format.problems import Problem
     from store.format.row import MissionSummary
     from store.index.workspace import Workspace
@@ -62,6 +64,13 @@ THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
 
+def hud_commands() -> type[Provider]:
+    """The HUD's palette commands (`hud.palette`), loaded when the palette first opens."""
+    from hud.palette import HudCommands
+
+    return HudCommands
+
+
 class HudApp(SafeTitles, App[None]):
     """Operator HUD over one state directory.
 
@@ -76,7 +85,7 @@ class HudApp(SafeTitles, App[None]):
     TITLE = "Operator HUD"
     ENABLE_COMMAND_PALETTE = True
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012 (Textual's type)
-    COMMANDS: ClassVar = App.COMMANDS | {HudCommands}
+    COMMANDS: ClassVar = App.COMMANDS | {hud_commands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -160,6 +169,8 @@ class HudApp(SafeTitles, App[None]):
         """True while a tick publishes: only time passed, no file changed."""
         self.summaries: dict[str, MissionSummary] = {}
         """The overview row of every mission, kept current for the touched ones."""
+        self.scan_began: Began | None = None
+        """When the first scan began (what the rows kept for the next start are judged by)."""
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -168,13 +179,34 @@ class HudApp(SafeTitles, App[None]):
             end_with_terminal(self)
         if self.requested_theme is None:
             self.theme_hint()
+        self.last_rows()  # the rows kept last time, if they still stand, then the scan
         self.push_screen(OverviewScreen())
-        self.call_after_refresh(self._start)  # paint first, then read the directory
         self.set_interval(TICK_SECONDS, self._tick)
         if self.opening is not None:
             from hud.landing import open_when_scanned
 
             self.run_worker(open_when_scanned(self, self.opening))
+
+    @work(thread=True, exclusive=True, group="rows")
+    def last_rows(self) -> None:
+        """The overview rows the last HUD kept whose missions are as they were
+        (`store.cache.rows`), shown while the scan runs; the scan starts once they are
+        drawn (or at once when there are none), so the first frame with rows waits for
+        neither the store's import nor the watcher."""
+        from store.cache.rows import load_rows
+
+        try:
+            rows = load_rows(self.root)
+        except OSError:
+            rows = []
+        self.call_from_thread(self._show_last_rows, rows)
+
+    def _show_last_rows(self, rows: list[MissionSummary]) -> None:
+        fresh = {row.id: row for row in rows if row.id not in self.summaries}
+        if fresh and isinstance(self.index, Starting):
+            self.summaries.update(fresh)
+            self.changed.publish(None)
+        self.call_after_refresh(self._start)  # paint first, then read the directory
 
     def _start(self) -> None:
         if self.prefetch is not None:
@@ -264,8 +296,10 @@ class HudApp(SafeTitles, App[None]):
         """
         from hud.acts.session import Decider, writer_for
         from hud.approvals import ApprovalFeed
+        from store.cache.rows import Began
         from store.index.workspace import Workspace, utc_now
 
+        self.scan_began = Began.now()
         workspace = Workspace.cached(self.root, self.clock or utc_now, self.keeps_cache)
         workspace.load_settings()
         writer = writer_for(workspace.root, self.read_only, *self.identity)
@@ -329,6 +363,19 @@ class HudApp(SafeTitles, App[None]):
         gc.freeze()
         gc.enable()
         self.feed.keep(self.workspace, prune=True)
+        self._keep_rows()
+
+    def _keep_rows(self) -> None:
+        """Keep the native missions' rows for the next start (`store.cache.rows`), in a
+        daemon thread as the logs' cache (never in a read-only or served HUD)."""
+        from store.cache.rows import save_rows
+
+        if self.keeps_cache and self.scan_began is not None:
+            missions = self.workspace.missions
+            rows = [row for row_id, row in self.summaries.items() if row_id in missions]
+            threading.Thread(
+                target=save_rows, args=(self.root, rows, self.scan_began), daemon=True
+            ).start()
 
     def _publish(self, touched: set[str] | None, *, derived: bool = False) -> None:
         """Re-summarize the touched missions (None: all), then tell the screens.
