@@ -75,7 +75,8 @@ class HudApp(SafeTitles, App[None]):
     """Operator HUD over one state directory.
 
     The store (and pydantic with it) is imported by the scan worker, not before the
-    first paint: the overview shows at once and fills in as the directory is read.
+    first paint: the overview shows at once, with the rows the last HUD kept where they
+    still stand (`store.cache.rows`), and fills in as the directory is read.
     The app holds its index from construction (`index`, `hud.host.Index`): `Starting`
     until the scan worker hands over its workspace, then `Indexed`. Until then there is
     no writer, so every write action stays hidden, and what needs the index says so.
@@ -120,10 +121,11 @@ class HudApp(SafeTitles, App[None]):
         self.prefetch = prefetch
         """A source's state being read in a child process since `hud` started."""
         self.index: Index = Starting()
-        """The index of the state directory: `Starting` (at most a preview row), then
+        """The index of the state directory: `Starting` (no index; the rows shown are the
+        last HUD's kept rows or SMALL's preview row, if any), then
         `Indexed` with the workspace the scan fills (`hud.host`)."""
         self._open_when_indexed: tuple[str, str] | None = None
-        """A mission opened from a preview row before the scan indexed it: (id, tab)."""
+        """A mission opened from a kept or preview row before the scan indexed it: (id, tab)."""
         self.role: Role = "reviewer" if read_only else role
         """What this HUD may do (`hud.roles.Role`); `read_only` makes it a reviewer."""
         self.writer: HumanWriter | None = None

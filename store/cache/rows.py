@@ -116,7 +116,7 @@ def _standing(missions_fd: int, kept: KeptRow) -> bool:
             path = f"{mission}/{seen.name}" if seen.name else mission
             if _identity(os.stat(path, dir_fd=missions_fd, follow_symlinks=False)) != seen.identity:
                 return False
-    except OSError:
+    except (OSError, ValueError):  # gone, unreadable, or a name no folder has
         return False
     return True
 
