@@ -192,23 +192,30 @@ class HudApp(SafeTitles, App[None]):
     @work(thread=True, exclusive=True, group="rows")
     def last_rows(self) -> None:
         """The overview rows the last HUD kept whose missions are as they were
-        (`store.cache.rows`), shown while the scan runs; the scan starts once they are
-        drawn (or at once when there are none), so the first frame with rows waits for
-        neither the store's import nor the watcher."""
+        (`store.cache.rows`), most urgent first, a chunk at a time, shown while the scan
+        runs; the scan starts once the first chunk is drawn (or at once when there is
+        none), so the first frame with rows waits for neither the store's import, nor
+        the watcher, nor the rest of a large directory's kept rows."""
         from store.cache.rows import load_rows
 
+        first = True
         try:
-            rows = load_rows(self.root)
+            for rows in load_rows(self.root):
+                if rows or first:
+                    self.call_from_thread(self._show_last_rows, rows, first)
+                    first = False
         except OSError:
-            rows = []
-        self.call_from_thread(self._show_last_rows, rows)
+            pass
+        if first:
+            self.call_from_thread(self._show_last_rows, [], first)
 
-    def _show_last_rows(self, rows: list[MissionSummary]) -> None:
+    def _show_last_rows(self, rows: list[MissionSummary], first: bool) -> None:
         fresh = {row.id: row for row in rows if row.id not in self.summaries}
-        if fresh and isinstance(self.index, Starting):
+        if fresh and not self.scanned.is_set():  # the scan's own rows stand, as they come
             self.summaries.update(fresh)
-            self.changed.publish(None)
-        self.call_after_refresh(self._start)  # paint first, then read the directory
+            self.changed.publish(set(fresh))
+        if first:
+            self.call_after_refresh(self._start)  # paint first, then read the directory
 
     def _start(self) -> None:
         if self.prefetch is not None:

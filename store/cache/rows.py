@@ -34,6 +34,8 @@ ROWS_VERSION = 1
 RACY_NS = 1_000_000_000
 """A file changed this shortly before the scan began (or since) keeps its row out."""
 MISSIONS = "missions"
+FIRST_CHUNK = 50
+CHUNK = 1000
 SHARED_FOLDERS = ("signers",)
 """Folders of the root every row depends on, gone into; its other folders are sources of
 their own (their rows are not kept) or unknown (a problem of no mission)."""
@@ -59,7 +61,10 @@ class LastRows(msgspec.Struct, frozen=True):
 
     root: str
     shared: tuple[Seen, ...]
-    rows: tuple[KeptRow, ...]
+    chunks: tuple[msgspec.Raw, ...]
+    """The rows kept, most urgent first (`MissionSummary.sort_key`), each chunk an
+    encoded tuple of `KeptRow`, decoded and checked one at a time (`load_rows`): the
+    first screenful is shown before the rest of a large directory is even decoded."""
     version: int = ROWS_VERSION
 
 
@@ -84,24 +89,29 @@ class Began:
         return abs(wall - (time.monotonic_ns() - self.monotonic_ns)) > RACY_NS
 
 
-def load_rows(root: Path) -> list[MissionSummary]:
-    """The rows kept for `root` that still stand (none without a cache, or when the
-    file does not verify, is of another directory or version, or the root's own files
-    changed)."""
+def load_rows(root: Path) -> Iterator[list[MissionSummary]]:
+    """The rows kept for `root` that still stand, most urgent first, a chunk at a time
+    (none without a cache, or when the file does not verify, is of another directory
+    or version, or the root's own files changed)."""
     cache = open_cache(root)
     payload = cache.unseal(_name(root)) if cache is not None else None
     if payload is None:
-        return []
+        return
     try:
         kept = msgspec.msgpack.decode(payload, type=LastRows)
     except msgspec.DecodeError:
-        return []
+        return
     if kept.version != ROWS_VERSION or kept.root != os.path.realpath(root):
-        return []
+        return
     with _opened(root) as (root_fd, missions_fd):
         if missions_fd is None or _shared(root_fd) != kept.shared:
-            return []
-        return [each.row for each in kept.rows if _standing(missions_fd, each)]
+            return
+        for chunk in kept.chunks:
+            try:
+                rows = msgspec.msgpack.decode(chunk, type=tuple[KeptRow, ...])
+            except msgspec.DecodeError:
+                return
+            yield [each.row for each in rows if _standing(missions_fd, each)]
 
 
 def _standing(missions_fd: int, kept: KeptRow) -> bool:
@@ -134,13 +144,22 @@ def save_rows(root: Path, rows: Iterable[MissionSummary], began: Began) -> bool:
         if missions_fd is None or not _all_before(shared, settled):
             return False
         kept = []
-        for row in rows:
+        for row in sorted(rows, key=MissionSummary.sort_key):
             files = _mission(missions_fd, row.id)
             if files and _all_before(files, settled):
                 kept.append(KeptRow(row, files))
     if began.clock_stepped():
         return False
-    return _seal(cache, root, LastRows(os.path.realpath(root), shared, tuple(kept)))
+    chunks = tuple(msgspec.Raw(msgspec.msgpack.encode(chunk)) for chunk in _chunked(kept))
+    return _seal(cache, root, LastRows(os.path.realpath(root), shared, chunks))
+
+
+def _chunked(kept: list[KeptRow]) -> Iterator[list[KeptRow]]:
+    """FIRST_CHUNK rows (about a screenful), then CHUNK at a time."""
+    start, size = 0, FIRST_CHUNK
+    while start < len(kept):
+        yield kept[start : start + size]
+        start, size = start + size, CHUNK
 
 
 def _seal(cache: Cache, root: Path, kept: LastRows) -> bool:

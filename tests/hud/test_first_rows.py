@@ -13,6 +13,7 @@ import pytest
 
 from hud.app import HudApp
 from store.cache.rows import RACY_NS, Began, load_rows, save_rows
+from store.format.row import MissionSummary
 from store.index.workspace import Workspace
 from tests.factory import three_missions
 from tests.hud.conftest import until
@@ -23,10 +24,10 @@ from pathlib import Path
 from hud.app import HudApp
 
 class Probe(HudApp):
-    def _show_last_rows(self, rows):
+    def _show_last_rows(self, rows, first):
         loaded = [m for m in ("pydantic", "store.index.workspace") if m in sys.modules]
         print("kept rows", len(rows), "loaded", *loaded)
-        super()._show_last_rows(rows)
+        super()._show_last_rows(rows, first)
 
 async def main():
     app = Probe(Path(sys.argv[1]))
@@ -37,6 +38,10 @@ async def main():
 
 asyncio.run(main())
 """
+
+
+def kept(root: Path) -> list[MissionSummary]:
+    return [row for rows in load_rows(root) for row in rows]
 
 
 @pytest.fixture
@@ -72,8 +77,8 @@ async def test_a_settled_hud_keeps_its_rows(tmp_path: Path, cache: Path) -> None
     time.sleep(1.1)  # the files settle before the scan begins (store.cache.rows.RACY_NS)
     app = HudApp(root, live=False)
     async with app.run_test(size=(100, 24)) as pilot:
-        await until(pilot, lambda: len(load_rows(root)) == 3, timeout=20)
-        assert sorted(load_rows(root), key=lambda row: row.id) == sorted(
+        await until(pilot, lambda: len(kept(root)) == 3, timeout=20)
+        assert sorted(kept(root), key=lambda row: row.id) == sorted(
             app.summaries.values(), key=lambda row: row.id
         )
 
@@ -86,4 +91,4 @@ async def test_a_read_only_hud_keeps_no_rows(tmp_path: Path, cache: Path) -> Non
     async with app.run_test(size=(100, 24)) as pilot:
         await until(pilot, app.scanned.is_set, timeout=20)
         await pilot.pause(0.5)
-    assert load_rows(root) == []
+    assert kept(root) == []

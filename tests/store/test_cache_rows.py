@@ -56,12 +56,31 @@ def root(tmp_path: Path, cache: Path) -> Path:
     return root
 
 
+def shown(root: Path) -> list[MissionSummary]:
+    """Every kept row that still stands, in the order they come."""
+    return [row for rows in load_rows(root) for row in rows]
+
+
 def ids(root: Path) -> list[str]:
-    return sorted(row.id for row in load_rows(root))
+    return sorted(row.id for row in shown(root))
 
 
 def test_the_rows_come_back_as_derived(root: Path) -> None:
-    assert sorted(load_rows(root), key=lambda row: row.id) == derived(root)
+    assert sorted(shown(root), key=lambda row: row.id) == derived(root)
+
+
+def test_the_rows_come_most_urgent_first_a_screenful_first(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kept_rows, "FIRST_CHUNK", 1)
+    monkeypatch.setattr(kept_rows, "CHUNK", 2)
+    root = tmp_path / "state"
+    three_missions(root)
+    rows = derived(root)
+    assert save_rows(root, rows, later())
+    chunks = list(load_rows(root))
+    assert [len(chunk) for chunk in chunks] == [1, 2]
+    assert [row for chunk in chunks for row in chunk] == sorted(rows, key=MissionSummary.sort_key)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +136,7 @@ def test_a_new_mission_leaves_the_others_rows(root: Path) -> None:
 )
 def test_the_roots_own_files_changed_no_row_comes_back(root: Path, change: object) -> None:
     change(root)  # type: ignore[operator]
-    assert load_rows(root) == []
+    assert shown(root) == []
 
 
 def test_a_change_inside_signers_no_row_comes_back(tmp_path: Path, cache: Path) -> None:
@@ -126,9 +145,9 @@ def test_a_change_inside_signers_no_row_comes_back(tmp_path: Path, cache: Path) 
     (root / "signers" / "allowed").write_text("")
     three_missions(root)
     assert save_rows(root, derived(root), later())
-    assert len(load_rows(root)) == 3
+    assert len(shown(root)) == 3
     (root / "signers" / "allowed").write_text("someone")
-    assert load_rows(root) == []
+    assert shown(root) == []
 
 
 def test_a_mission_changed_around_the_scan_is_not_kept(tmp_path: Path, cache: Path) -> None:
@@ -147,7 +166,7 @@ def test_nothing_is_kept_when_the_roots_files_changed_around_the_scan(
     root = tmp_path / "state"
     three_missions(root)
     assert not save_rows(root, derived(root), Began.now())
-    assert load_rows(root) == []
+    assert shown(root) == []
 
 
 def test_nothing_is_kept_when_the_wall_clock_stepped(tmp_path: Path, cache: Path) -> None:
@@ -155,7 +174,7 @@ def test_nothing_is_kept_when_the_wall_clock_stepped(tmp_path: Path, cache: Path
     three_missions(root)
     stepped = Began(time.time_ns() + 2 * RACY_NS, time.monotonic_ns())  # set back 2 s since
     assert not save_rows(root, derived(root), stepped)
-    assert load_rows(root) == []
+    assert shown(root) == []
 
 
 def test_a_tampered_file_is_ignored(root: Path, cache: Path) -> None:
@@ -163,13 +182,13 @@ def test_a_tampered_file_is_ignored(root: Path, cache: Path) -> None:
     data = bytearray(sealed.read_bytes())
     data[-5] ^= 1
     sealed.write_bytes(bytes(data))
-    assert load_rows(root) == []
+    assert shown(root) == []
 
 
 def test_rows_kept_for_a_directory_are_not_another_ones(root: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     os.rename(root, copy)  # the same files (inodes, times) under another path
-    assert load_rows(copy) == []
+    assert shown(copy) == []
 
 
 @pytest.mark.parametrize("mission", ["..", "../missions/alpha", ""])
@@ -179,22 +198,23 @@ def test_a_row_whose_id_is_not_a_folder_name_is_never_shown(root: Path, mission:
     payload = cache.unseal(kept_rows._name(root))
     assert payload is not None
     kept = msgspec.msgpack.decode(payload, type=kept_rows.LastRows)
-    first = kept.rows[0]
+    first = msgspec.msgpack.decode(kept.chunks[0], type=tuple[kept_rows.KeptRow, ...])[0]
     forged = msgspec.structs.replace(first, row=dataclasses.replace(first.row, id=mission))
-    kept_rows._seal(cache, root, msgspec.structs.replace(kept, rows=(forged,)))
-    assert load_rows(root) == []
+    chunk = msgspec.Raw(msgspec.msgpack.encode((forged,)))
+    kept_rows._seal(cache, root, msgspec.structs.replace(kept, chunks=(chunk,)))
+    assert shown(root) == []
 
 
 def test_no_cache_folder_no_rows(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HUD_CACHE_DIR", "off")
-    assert load_rows(root) == []
+    assert shown(root) == []
     assert not save_rows(root, derived(root), later())
 
 
 def test_reading_the_rows_imports_neither_pydantic_nor_the_loaders(root: Path) -> None:
     script = (
         "import sys; from pathlib import Path; from store.cache.rows import load_rows; "
-        "print(len(load_rows(Path(sys.argv[1])))); "
+        "print(sum(map(len, load_rows(Path(sys.argv[1]))))); "
         "print(*sorted(m for m in sys.modules if m.startswith(('pydantic', 'store.format.load'))))"
     )
     shown = subprocess.run(
