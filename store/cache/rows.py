@@ -27,7 +27,7 @@ from pathlib import Path
 
 import msgspec
 
-from store.cache.sealed import Cache, open_cache
+from store.cache.sealed import SUFFIX, Cache, cache_folder, open_cache
 from store.format.row import MissionSummary
 
 ROWS_VERSION = 1
@@ -93,6 +93,9 @@ def load_rows(root: Path) -> Iterator[list[MissionSummary]]:
     """The rows kept for `root` that still stand, most urgent first, a chunk at a time
     (none without a cache, or when the file does not verify, is of another directory
     or version, or the root's own files changed)."""
+    folder = cache_folder(root)
+    if folder is None or not (folder / f"{_name(root)}{SUFFIX}").is_file():
+        return  # nothing kept: no cache folder or key is made for it (a cold open)
     cache = open_cache(root)
     payload = cache.unseal(_name(root)) if cache is not None else None
     if payload is None:

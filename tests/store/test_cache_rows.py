@@ -225,3 +225,10 @@ def test_reading_the_rows_imports_neither_pydantic_nor_the_loaders(root: Path) -
         check=True,
     ).stdout.split("\n")
     assert shown[:2] == ["3", ""]
+
+
+def test_looking_for_rows_makes_no_cache_folder(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "state"
+    three_missions(root)
+    assert shown(root) == []
+    assert not cache.exists()
