@@ -141,6 +141,13 @@ def save_rows(root: Path, rows: Iterable[MissionSummary], began: Began) -> bool:
     cache = open_cache(root)
     if cache is None or began.clock_stepped():
         return False
+    try:
+        return _save(cache, root, rows, began)
+    except OSError:  # the directory went away or cannot be listed: keep nothing
+        return False
+
+
+def _save(cache: Cache, root: Path, rows: Iterable[MissionSummary], began: Began) -> bool:
     settled = began.wall_ns - RACY_NS
     with _opened(root) as (root_fd, missions_fd):
         shared = _shared(root_fd)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -232,3 +233,11 @@ def test_looking_for_rows_makes_no_cache_folder(tmp_path: Path, cache: Path) -> 
     three_missions(root)
     assert shown(root) == []
     assert not cache.exists()
+
+
+def test_a_directory_gone_keeps_nothing_and_says_nothing(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "state"
+    three_missions(root)
+    rows = derived(root)
+    shutil.rmtree(root)
+    assert not save_rows(root, rows, later())
