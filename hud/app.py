@@ -62,6 +62,8 @@ own cost (the table's order, the header's counts) is paid 26 times, not 50."""
 NARROW_BELOW = 120
 """Below this many columns the screen has the class `-narrow` (else `-wide`) and toasts are
 one line (`notify`, themes/hud.tcss)."""
+DRAWN_WITHIN = 1.0
+"""The most the rest of the kept rows waits for the frame that shows their first chunk."""
 THEME_HINT_BYTES = 64 * 1024
 """hud.toml is read early only for its theme; a larger one waits for the scan."""
 
@@ -200,23 +202,29 @@ class HudApp(SafeTitles, App[None]):
         the watcher, nor the rest of a large directory's kept rows."""
         from store.cache.rows import load_rows
 
+        drawn = threading.Event()
         first = True
         try:
             for rows in load_rows(self.root):
                 if rows or first:
-                    self.call_from_thread(self._show_last_rows, rows, first)
+                    self.call_from_thread(self._show_last_rows, rows, drawn if first else None)
+                    if first:  # the rest waits for the first frame (it would slow it down)
+                        drawn.wait(DRAWN_WITHIN)
                     first = False
         except OSError:
             pass
         if first:
-            self.call_from_thread(self._show_last_rows, [], first)
+            self.call_from_thread(self._show_last_rows, [], drawn)
 
-    def _show_last_rows(self, rows: list[MissionSummary], first: bool) -> None:
+    def _show_last_rows(self, rows: list[MissionSummary], drawn: threading.Event | None) -> None:
+        """Show kept rows; `drawn` (the first chunk's) is set once they are drawn, and the
+        scan starts then."""
         fresh = {row.id: row for row in rows if row.id not in self.summaries}
         if fresh and not self.scanned.is_set():  # the scan's own rows stand, as they come
             self.summaries.update(fresh)
             self.changed.publish(set(fresh))
-        if first:
+        if drawn is not None:
+            self.call_after_refresh(drawn.set)
             self.call_after_refresh(self._start)  # paint first, then read the directory
 
     def _start(self) -> None:

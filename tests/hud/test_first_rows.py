@@ -24,10 +24,10 @@ from pathlib import Path
 from hud.app import HudApp
 
 class Probe(HudApp):
-    def _show_last_rows(self, rows, first):
+    def _show_last_rows(self, rows, drawn):
         loaded = [m for m in ("pydantic", "store.index.workspace") if m in sys.modules]
         print("kept rows", len(rows), "loaded", *loaded)
-        super()._show_last_rows(rows, first)
+        super()._show_last_rows(rows, drawn)
 
 async def main():
     app = Probe(Path(sys.argv[1]))
