@@ -49,8 +49,8 @@ from tests.e2e.pty_screen import PtyHud
 
 PAIRS = 5
 TIMEOUT = 300.0
-SETTLE_SECONDS = 3.0
-"""How long a HUD runs on once live, to write its cache (`settled`)."""
+SETTLE_SECONDS = 1.0
+"""How long a HUD runs on once live at least, to write its cache (`settled`)."""
 HUD = [sys.executable, "-m", "cli.main"]
 BARE = [sys.executable, "-m", "bench.bare_app"]
 ROW = "Benchmark mi"
@@ -83,12 +83,20 @@ def timed(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[Mark]:
 
 
 def settled(argv: list[str]) -> None:
-    """Run the HUD until live and SETTLE_SECONDS more (its cache written), then end it."""
+    """Run the HUD until live, and on until its cache is written (its kept rows there,
+    no write under way; SETTLE_SECONDS at least), then end it."""
     screen = PtyHud.spawn(argv, cols=100, rows=24)
+    folder = Path(os.environ["HUD_CACHE_DIR"])
+
+    def written() -> bool:
+        return any(folder.glob("rows-*.sealed")) and not any(folder.glob(".tmp-*"))
+
     try:
         if not screen.pump_until(lambda: "● live" in screen.screen.display[0], TIMEOUT):
             raise AssertionError(f"not live after {TIMEOUT} s:\n{screen.text()}")
         screen.pump(SETTLE_SECONDS)
+        if not screen.pump_until(written, TIMEOUT):
+            raise AssertionError(f"no rows kept in {folder} after {TIMEOUT} s")
     finally:
         screen.process.terminate(force=True)
 
