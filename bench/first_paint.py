@@ -9,10 +9,17 @@ nothing in the HUD knows it is measured. Times run from spawn to:
 - **bare**: the bare app's first frame with a row on screen; its N rows are all in its
   table before that frame (made in memory: no file to read).
 
-Each figure is the median of 5 pairs run in turn (HUD, bare, HUD, bare, ...), after a
-warm-up of each; the ratio is taken pair by pair, so a machine whose speed drifts
-between pairs moves both sides. Both run as `python -m` from this tree. The states are
-`bench.scenario` workspaces (N missions x 20 event lines, cached in bench/out/).
+The HUD opens each directory two ways, with a cache folder of this run's own
+(HUD_CACHE_DIR): **reopened**, over the cache a HUD left once it had settled (its
+verified logs and the rows it kept, `store.cache.rows`: the first rows come from there,
+before the store is imported), and **cold**, over an empty cache (the first rows come
+from the scan: the store, pydantic with it, is imported first).
+
+Each figure is the median of 5 rounds run in turn (reopened HUD, bare, cold HUD, ...),
+after a warm-up of each; the ratio is taken against the bare app of the same round, so
+a machine whose speed drifts between rounds moves both sides. All run as `python -m`
+from this tree. The states are `bench.scenario` workspaces (N missions x 20 event lines,
+cached in bench/out/).
 
 Each time is given twice: wall seconds, and the CPU seconds the process had used by
 then (/proc/PID/stat, user + system, every thread): on a machine shared by many, the
@@ -28,8 +35,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -40,6 +49,8 @@ from tests.e2e.pty_screen import PtyHud
 
 PAIRS = 5
 TIMEOUT = 300.0
+SETTLE_SECONDS = 1.0
+"""How long a HUD runs on once live at least, to write its cache (`settled`)."""
 HUD = [sys.executable, "-m", "cli.main"]
 BARE = [sys.executable, "-m", "bench.bare_app"]
 ROW = "Benchmark mi"
@@ -69,6 +80,37 @@ def timed(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[Mark]:
         return marks
     finally:
         screen.process.terminate(force=True)
+
+
+def settled(argv: list[str]) -> None:
+    """Run the HUD until live, and on until its cache is written (its kept rows there,
+    no write under way; SETTLE_SECONDS at least), then end it."""
+    screen = PtyHud.spawn(argv, cols=100, rows=24)
+    folder = Path(os.environ["HUD_CACHE_DIR"])
+
+    def written() -> bool:
+        return any(folder.glob("rows-*.sealed")) and not any(folder.glob(".tmp-*"))
+
+    try:
+        if not screen.pump_until(lambda: "● live" in screen.screen.display[0], TIMEOUT):
+            raise AssertionError(f"not live after {TIMEOUT} s:\n{screen.text()}")
+        screen.pump(SETTLE_SECONDS)
+        if not screen.pump_until(written, TIMEOUT):
+            raise AssertionError(f"no rows kept in {folder} after {TIMEOUT} s")
+    finally:
+        screen.process.terminate(force=True)
+
+
+def cold(argv: list[str], *conditions: Callable[[PtyHud], bool]) -> list[Mark]:
+    """`timed`, over an empty cache folder of its own."""
+    kept = os.environ["HUD_CACHE_DIR"]
+    empty = tempfile.mkdtemp(prefix="hud-cold-")
+    os.environ["HUD_CACHE_DIR"] = empty
+    try:
+        return timed(argv, *conditions)
+    finally:
+        os.environ["HUD_CACHE_DIR"] = kept
+        shutil.rmtree(empty, ignore_errors=True)
 
 
 def row_shown(screen: PtyHud) -> bool:
@@ -109,21 +151,31 @@ def figure(name: str, hud: list[Mark], bare: list[Mark]) -> str:
 def measure(missions: int) -> None:
     root = str(workspace(missions, 20))
     hud, bare = [*HUD, root], [*BARE, str(missions)]
-    timed(hud, row_shown, all_rows(missions))  # warm-up: file cache, bytecode
-    timed(bare, row_shown)
-    paints, rows, baselines = [], [], []
-    for _ in range(PAIRS):
-        paint, shown = timed(hud, row_shown, all_rows(missions))
-        (baseline,) = timed(bare, row_shown)
-        paints.append(paint)
-        rows.append(shown)
-        baselines.append(baseline)
+    cache = tempfile.mkdtemp(prefix="hud-paint-")
+    os.environ["HUD_CACHE_DIR"] = cache
+    try:
+        settled(hud)  # warm-up: file cache, bytecode, and the cache a reopen finds
+        timed(bare, row_shown)
+        cold(hud, row_shown)
+        paints, rows, baselines, colds = [], [], [], []
+        for _ in range(PAIRS):
+            paint, shown = timed(hud, row_shown, all_rows(missions))
+            (baseline,) = timed(bare, row_shown)
+            (first,) = cold(hud, row_shown)
+            paints.append(paint)
+            rows.append(shown)
+            baselines.append(baseline)
+            colds.append(first)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     alone = [scan_alone(root) for _ in range(3)]
     bare_wall = statistics.median(mark[0] for mark in baselines)
     bare_cpu = statistics.median(mark[1] for mark in baselines)
     print(
         f"{missions:>6,} missions: bare app wall {bare_wall:.2f} s, cpu {bare_cpu:.2f} s; hud "
-        f"{figure('first paint', paints, baselines)}; {figure('rows shown', rows, baselines)}; "
+        f"{figure('first paint reopened', paints, baselines)}; "
+        f"{figure('first paint cold', colds, baselines)}; "
+        f"{figure('rows shown reopened', rows, baselines)}; "
         f"scan alone wall {statistics.median(a[0] for a in alone):.2f} s, "
         f"cpu {statistics.median(a[1] for a in alone):.2f} s",
         flush=True,

@@ -16,10 +16,10 @@ import os
 import threading
 import time
 from concurrent.futures import Future
+from functools import cache
 
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
-from textual.drivers.web_driver import WebDriver
 from textual.message import Message
 from textual.message_pump import MessagePump
 
@@ -38,7 +38,7 @@ def web() -> bool:
 
 def held_back() -> type[Driver]:
     """The driver for this HUD: the web one under `hud web`, else the terminal's."""
-    return HeldBackWebDriver if web() else HeldBackDriver
+    return web_driver() if web() else HeldBackDriver
 
 
 class _HeldBack(Driver):
@@ -77,8 +77,16 @@ class HeldBackDriver(_HeldBack, LinuxDriver):
     """The terminal's driver, held back."""
 
 
-class HeldBackWebDriver(_HeldBack, WebDriver):
-    """The browser's driver (input in packets on stdin from `hud web`), held back."""
+@cache
+def web_driver() -> type[Driver]:
+    """The browser's driver (input in packets on stdin from `hud web`), held back; made
+    on first use: Textual's web driver loads only under `hud web`."""
+    from textual.drivers.web_driver import WebDriver
+
+    class HeldBackWebDriver(_HeldBack, WebDriver):
+        """The browser's driver, held back."""
+
+    return HeldBackWebDriver
 
 
 def _queued(pump: MessagePump | None) -> int:

@@ -1,7 +1,8 @@
 """Text fields on which keys act in the order typed, however fast they come.
 
-`TypedInput` and `TypedTextArea` are the HUD's text fields; `after_typed` is for a
-priority binding (ctrl+s) that must see every key typed before it.
+`TypedInput` and `TypedTextArea` (in `widgets.typed_area`: TextArea loads only with the
+editor) are the HUD's text fields; `after_typed` is for a priority binding (ctrl+s) that
+must see every key typed before it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import cast
 
 from textual import events
 from textual.widget import Widget
-from textual.widgets import Input, TextArea
+from textual.widgets import Input
 
 
 class KeysInOrder:
@@ -83,12 +84,3 @@ async def _round_trip(widget: Widget) -> None:
 
 class TypedInput(KeysInOrder, Input):
     """An Input whose keys act in the order typed."""
-
-
-class TypedTextArea(KeysInOrder, TextArea):
-    """A TextArea whose keys act in the order typed (enter, and tab when it indents,
-    are its own)."""
-
-    def types_itself(self, event: events.Key) -> bool:
-        own = {"enter", "tab"} if self.tab_behavior == "indent" else {"enter"}
-        return event.is_printable or event.key in own

@@ -68,7 +68,7 @@ class HudScreen(SafeTitles, Screen[None]):
         subscribe twice, and every change would be shown twice)."""
         self.hud.changed.subscribe(self, self._on_changed)
         self.app.theme_changed_signal.subscribe(self, lambda _: self._on_changed(None))
-        if isinstance(self.hud.index, Indexed):  # mid-scan too: what is read so far
+        if isinstance(self.hud.index, Indexed) or self.hud.summaries:  # what is read so far
             self.call_after_refresh(self.workspace_changed, None)
 
     def _on_changed(self, touched: set[str] | None) -> None:

@@ -30,7 +30,8 @@ from widgets.diff_view import diff_text
 from widgets.footer import HudFooter
 from widgets.keys import KeyHint, key_of
 from widgets.safe_text import safe
-from widgets.typed import TypedInput, TypedTextArea, after_typed
+from widgets.typed import TypedInput, after_typed
+from widgets.typed_area import TypedTextArea
 
 if TYPE_CHECKING:
     from hud.host import Hud

@@ -107,3 +107,18 @@ def test_batches_grow_from_size_to_most() -> None:
     sizes = [len(batch.missions) for batch in batches(walked, 50, 200, 800)]
     assert sizes == [50, 200, 400, 800, 550]
     assert [len(b.missions) for b in batches(walked[:600], 50, 200)] == [50, 200, 200, 150]
+
+
+async def test_the_first_rows_wait_for_no_more_than_a_screenful(
+    tmp_path: Path, slow_walk: threading.Event, make_app: Callable[..., HudApp]
+) -> None:
+    """At 80x24 the overview shows 19 rows: the first come once that many are read."""
+    root = tmp_path / "state"
+    for n in range(60):
+        mission(root, f"m{n:03d}")
+    app = make_app(root, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: bool(app.summaries))
+        assert len(app.summaries) <= 24
+        slow_walk.set()
+        await until(pilot, lambda: app.scanned.is_set())

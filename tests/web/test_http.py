@@ -202,8 +202,8 @@ def test_the_hud_under_hud_web_holds_its_input_back(monkeypatch: pytest.MonkeyPa
     from hud import driver
 
     monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
-    assert driver.held_back() is driver.HeldBackWebDriver
-    assert driver.HeldBackWebDriver.send_message is driver.HeldBackDriver.send_message
+    assert driver.held_back() is driver.web_driver()
+    assert driver.web_driver().send_message is driver.HeldBackDriver.send_message
     monkeypatch.delenv("TEXTUAL_DRIVER")
     assert driver.held_back() is driver.HeldBackDriver
 
