@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from hud.roles import Identity, Role
     from store.cache.rows import Began
     from store.format.problems import Problem
+    from store.format.records import Settings
     from store.format.row import MissionSummary
     from store.index.workspace import Workspace
     from store.sources.base import ReadAhead
@@ -130,6 +131,7 @@ class HudApp(SafeTitles, App[None]):
         `Indexed` with the workspace the scan fills (`hud.host`)."""
         self._open_when_indexed: tuple[str, str] | None = None
         """A mission opened from a kept or preview row before the scan indexed it: (id, tab)."""
+        self._settings_applied: Settings | None = None
         self.role: Role = "reviewer" if read_only else role
         """What this HUD may do (`hud.roles.Role`); `read_only` makes it a reviewer."""
         self.writer: HumanWriter | None = None
@@ -285,7 +287,13 @@ class HudApp(SafeTitles, App[None]):
                 raise LookupError(f"{self.root.name} is not indexed yet")
 
     def _apply_settings(self) -> None:
+        """hud.toml's theme and keys, when they differ from those last applied (a file
+        folded again unchanged, e.g. by the watcher's catch-up, undoes no theme chosen
+        since)."""
         settings = self.workspace.settings
+        if settings == self._settings_applied:
+            return
+        self._settings_applied = settings
         self.theme = self._theme_name(self.requested_theme or settings.theme)
         if settings.keys:
             self.set_keymap(settings.keys)
@@ -477,6 +485,8 @@ class HudApp(SafeTitles, App[None]):
 
     def _folded(self, touched: set[str] | None, paths: set[str]) -> None:
         """One step of changes is in the workspace: re-summarize, refresh the screens."""
+        if not self.screen_stack:  # the app is closing
+            return
         if touched is None or "hud.toml" in paths:
             self._apply_settings()
             touched = None

@@ -182,3 +182,29 @@ async def test_read_only_remembers_nothing_and_a_bad_file_is_ignored(running: Ru
     view_settings.path().unlink()
     os.mkfifo(view_settings.path())  # nobody writes it: a blocking open would hang
     assert view_settings.load() == {}
+
+
+async def test_hud_toml_folded_again_unchanged_keeps_the_theme_chosen(running: Running) -> None:
+    """The watcher's catch-up folds again what changed around the scan's start, hud.toml
+    too: settings that did not change are not applied again over the user's choice."""
+    async with running() as (app, pilot):
+        first = app.theme
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: app.theme != first)
+        chosen = app.theme
+        app._folded(None, {"hud.toml"})
+        await pilot.pause()
+        assert app.theme == chosen
+
+
+async def test_a_fold_that_lands_as_the_app_closes_does_nothing(
+    state_dir: Path, running: Running
+) -> None:
+    """A fold handed over while the app shuts down (no screen left) changes nothing and
+    raises nothing (it set the keymap on a screen that was gone)."""
+    (state_dir / "hud.toml").write_text('schema = 1\n[keys]\n"overview.filter" = "f"\n')
+    async with running() as (app, pilot):
+        pass
+    assert not app.screen_stack
+    app._settings_applied = None  # as if hud.toml had changed
+    app._folded(None, {"hud.toml"})
