@@ -203,7 +203,7 @@ async def test_a_fold_that_lands_as_the_app_closes_does_nothing(
     """A fold handed over while the app shuts down (no screen left) changes nothing and
     raises nothing (it set the keymap on a screen that was gone)."""
     (state_dir / "hud.toml").write_text('schema = 1\n[keys]\n"overview.filter" = "f"\n')
-    async with running() as (app, pilot):
+    async with running() as (app, _pilot):
         pass
     assert not app.screen_stack
     app._settings_applied = None  # as if hud.toml had changed
