@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from store.analysis.landmarks import Landmarks
 from store.cache.state import StateError, decode_state, encode_state
 from store.derivation.ledger import Ledger, Mark
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
@@ -146,8 +147,12 @@ def restored(pieces: tuple[bytes, ...], names: tuple[str, ...]) -> dict[str, Any
 class Recorded(MissionState):
     """A MissionState that keeps a checkpoint every `every` lines as it folds."""
 
-    def __init__(self, root: Path, mission_id: str, every: int = CHECKPOINT_LINES) -> None:
+    def __init__(
+        self, root: Path, mission_id: str, every: int = CHECKPOINT_LINES, marking: bool = False
+    ) -> None:
         self.every = every
+        self.marking = marking
+        """Whether the events fold also feeds `landmarks`, from the log's first line."""
         self.readers: dict[Kind, LogReader] = {}
         """The last reader made of each log (its chain head is each checkpoint's)."""
         self.kept: dict[str, tuple[int, int]] = {}
@@ -159,6 +164,8 @@ class Recorded(MissionState):
 
     def reader(self, kind: Kind, rel: str) -> LogReader:
         found = self.readers[kind] = super().reader(kind, rel)
+        if kind is Kind.EVENTS and self.marking:
+            found.on_record = self._on_marked_event
         return found
 
     def _reset_events(self) -> None:
@@ -167,6 +174,9 @@ class Recorded(MissionState):
         self.event_lines = array("Q")
         self._next_event = self.every
         self._event_pieces = Pieces()
+        self.landmarks = Landmarks() if self.marking else None
+        """The landmarks of every events line folded since the first (`marking`); None
+        when not marking, or once the fold resumed at a cached prefix."""
 
     def _reset_evidence(self) -> None:
         super()._reset_evidence()
@@ -184,6 +194,11 @@ class Recorded(MissionState):
         MissionState._on_event(self, event, line)
         if line >= self._next_event:
             self._event_checkpoint(event.at, line)
+
+    def _on_marked_event(self, event: Any, line: int) -> None:
+        self._on_event(event, line)
+        if self.landmarks is not None:
+            self.landmarks.feed(event, line)
 
     def _on_evidence(self, item: Any, line: int) -> None:
         MissionState._on_evidence(self, item, line)
@@ -238,6 +253,7 @@ class Recorded(MissionState):
         """Take the checkpoints of log `kind` (from the cache), the fold as of the last
         one; False (nothing taken) when that one does not decode."""
         if kind is Kind.EVENTS:
+            self.landmarks = None  # those of the prefix are the cache's (landmarks_cache)
             for checkpoint in checkpoints:
                 self.add_event_checkpoint(checkpoint)
             try:
