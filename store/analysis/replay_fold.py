@@ -1,7 +1,9 @@
 """The replay's fold: the live state's own fold, with a checkpoint every `every` lines.
 
 `Recorded` is a `MissionState` that, as it folds a log, keeps a `Checkpoint` of its
-aggregates every `every` lines. `restore_events(state, index)` and
+aggregates every `every` lines: its events reader (`CheckpointingReader`) hands the fold a
+checkpoint's worth of lines at a time, so the fold's own call for each line is all a line
+costs. `restore_events(state, index)` and
 `restore_evidence(state, index)` put a checkpoint back into a fresh state; the replay
 then folds the few lines after it.
 
@@ -28,8 +30,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import lru_cache
+from itertools import islice
 from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,7 +46,7 @@ from store.derivation.ledger import Ledger, Mark
 from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES, MissionState
 from store.derivation.view import UsagePoint
 from store.format.layout import Kind
-from store.format.load import LogReader
+from store.format.load import LogBatch, LogReader
 
 CHECKPOINT_LINES = 1024
 """A checkpoint every this many lines: a jump folds at most this many."""
@@ -163,9 +167,13 @@ class Recorded(MissionState):
         super().__init__(root, mission_id)
 
     def reader(self, kind: Kind, rel: str) -> LogReader:
-        found = self.readers[kind] = super().reader(kind, rel)
-        if kind is Kind.EVENTS and self.marking:
-            found.on_record = self._on_marked_event
+        found: LogReader
+        if kind is Kind.EVENTS:
+            fold = self._on_marked_event if self.marking else self._on_event
+            found = CheckpointingReader(self, rel, fold)
+        else:
+            found = super().reader(kind, rel)
+        self.readers[kind] = found
         return found
 
     def _reset_events(self) -> None:
@@ -189,11 +197,6 @@ class Recorded(MissionState):
         """The latest time of the evidence folded (a POSIX timestamp)."""
         self.evidence_at: datetime | None = None
         """The time of the last evidence folded."""
-
-    def _on_event(self, event: Any, line: int) -> None:
-        MissionState._on_event(self, event, line)
-        if line >= self._next_event:
-            self._event_checkpoint(event.at, line)
 
     def _on_marked_event(self, event: Any, line: int) -> None:
         self._on_event(event, line)
@@ -315,6 +318,27 @@ class Recorded(MissionState):
         marks = self.evidence_marks
         start, then = (marks[index - 1], self.evidence_latest[index - 1]) if index else (0, NO_TIME)
         return start, then, marks[index] if index < len(marks) else None
+
+
+class CheckpointingReader(LogReader):
+    """The events log's reader of a `Recorded`: it checks the log's lines as any reader
+    does, handing them to the fold a checkpoint's worth at a time, and has the fold keep a
+    checkpoint between two (exactly every `every` lines, and no call a line for it)."""
+
+    def __init__(self, mission: Recorded, rel: str, fold: Callable[[Any, int], None]) -> None:
+        super().__init__(mission.root, rel, Kind.EVENTS, fold, mission._reset_events)
+        self.mission = mission
+
+    def _lines(self, lines: Iterator[bytes], start: int, batch: LogBatch) -> int:
+        mission = self.mission
+        while True:
+            room = mission._next_event - self.line_no
+            read = self.line_no
+            start = super()._lines(islice(lines, room), start, batch)
+            if self.line_no - read < room:  # every line of the chunk read
+                return start
+            # the time of the last event (a line that does not load changes nothing)
+            mission._event_checkpoint(mission.last_event_at, self.line_no)
 
 
 def _gathered(

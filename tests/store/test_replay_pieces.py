@@ -1,6 +1,7 @@
 """A replay's checkpoints cost what changed: each aggregate (and each field of the ledger) is
 a piece encoded on its own, and a piece that did not change since the previous checkpoint
-keeps its bytes, in memory and in the cache; a change, in place or not, is encoded again."""
+keeps its bytes, in memory and in the cache; a change, in place or not, is encoded again.
+They fall exactly every `every` lines, a line that does not load too."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from store.analysis.replay import Replay
 from store.analysis.replay_fold import EVENT_PIECES, Pieces, restored
 from store.cache.state import decode_state
 from store.derivation.mission import MissionState
-from tests.factory import mission
+from tests.factory import T0, chain, mission, stamp
 
 
 def test_a_piece_that_did_not_change_keeps_its_bytes() -> None:
@@ -87,3 +88,32 @@ def test_a_time_at_another_offset_keeps_it_through_a_checkpoint(tmp_path: Path) 
     replay.mission.restore_events(state, 0)  # the checkpoint at line 3
     (failed,) = [mark for mark in state.ledger.journal if mark.subject == "failed"]
     assert failed.at == east and failed.at.utcoffset() == timedelta(hours=2)
+
+
+def test_checkpoints_fall_every_k_lines_a_line_that_does_not_load_too(tmp_path: Path) -> None:
+    """The events reader hands the fold a checkpoint's worth of lines at a time: line 3
+    does not load (a state no step has) and is a checkpoint's all the same; a jump between
+    two checkpoints shows what a replay from the first line shows."""
+    built = mission(tmp_path / "state", "m")
+    states = ["running", "verifying", "bogus", "running", "verifying", "succeeded", "running"]
+    records = [
+        {
+            "at": stamp(T0 + timedelta(seconds=n)),
+            "actor": "agent",
+            "type": "step",
+            "step": "s1",
+            "plan_version": 1,
+            "state": state,
+        }
+        for n, state in enumerate(states)
+    ]
+    (built.dir / "events.jsonl").write_bytes(chain(records))
+    replay = Replay(built.root, "m", every=3, cached=False)
+    assert replay.refresh()
+    checkpoints = replay.mission.event_checkpoints
+    assert [checkpoint.line for checkpoint in checkpoints] == [3, 6]
+    assert checkpoints[0].at == T0 + timedelta(seconds=1)  # the last event's time
+    fresh = Replay(built.root, "m", every=10**9, cached=False)
+    assert fresh.refresh()
+    assert [replay.frame(seq) for seq in range(1, 8)] == [fresh.frame(seq) for seq in range(1, 8)]
+    assert "schema" in {problem.code for problem in replay.frame(3).moment.problems}
