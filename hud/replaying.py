@@ -4,10 +4,13 @@
 folds at most a checkpoint's worth of lines); the frame is handed to the event loop,
 which shows only the newest request's answer. `ReplayFeed.aimed` does the same for an
 `Aim` (the next or previous landmark, the first event a problem cites) with the
-`Bearings` of the frame; `ReplayFeed.scan` feeds the log's new lines to its
-`store.analysis.landmarks.Landmarks`, a chunk at a time, after the frame is shown, and
-keeps them in the user's cache once they hold every line
-(`store.analysis.landmarks_cache`): opened again, the tab reads only the lines after them.
+`Bearings` of the frame. The replay's fold feeds the events log's
+`store.analysis.landmarks.Landmarks` as it reads the log from its first line (`Replay`'s
+`marking`: no second read of each line); `ReplayFeed.scan` feeds those it did not (the
+lines after the landmarks the cache kept, when the log resumed from the cache; lines
+that do not load, at the end), a chunk at a time, after the frame is shown, and keeps
+them in the user's cache once they hold every line (`store.analysis.landmarks_cache`):
+opened again, the tab reads only the lines after them.
 A log replayed before starts from the user's cache at the end of what was verified then
 (`Replay`); once the first frame is shown, the worker hashes that prefix again
 (`ReplayFeed.verify`) and, if it changed, reads the log from the start and shows the
@@ -56,12 +59,15 @@ class ReplayFeed:
         self._saved_at = 0
         """How many lines the landmarks held when last kept in (or loaded from) the cache."""
 
+    def _open(self) -> Replay:
+        return Replay(self.root, self.mission_id, keep=self.keep, marking=True)
+
     def read(self, seq: int | None) -> tuple[Frame | None, int]:
         """(the frame of event `seq`, kept within the log, or of the newest when None;
         how many events the log has). Reads files: call it off the event loop."""
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.root, self.mission_id, keep=self.keep)
+                self._replay = self._open()
             self._replay.refresh()
             last = self._replay.last_seq
             if last == 0:
@@ -117,7 +123,7 @@ class ReplayFeed:
         when None), with its `Bearings`. Reads files: call it off the event loop."""
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.root, self.mission_id, keep=self.keep)
+                self._replay = self._open()
             replay = self._replay
             replay.refresh()
             last = replay.last_seq
@@ -206,7 +212,7 @@ class ReplayFeed:
                         if fed:  # documents land on the events read since
                             self._place(self._replay)
                         replay, marks = self._replay, self.landmarks
-                        found = self._keepable() if fed and not stop() else None
+                        found = None if stop() else self._keepable()
                         break
                     generation = self._scanned
                 lines = window.read()
@@ -257,6 +263,8 @@ class ReplayFeed:
             return None
         seen = (reader, reader.generation)
         if seen != self._scanned or len(reader.line_starts) < self.landmarks.lines:
-            self.landmarks, self._scanned = self._kept(reader), seen
-            self._saved_at = self.landmarks.lines
+            folded = self._replay.mission.landmarks  # fed by the fold from the first line
+            self.landmarks = self._kept(reader) if folded is None else folded
+            self._scanned = seen
+            self._saved_at = self.landmarks.lines if folded is None else 0
         return reader.window(self.landmarks.lines, SCAN_LINES)

@@ -186,13 +186,25 @@ class Landmarks:
         for line, record in lines:
             if line != self.lines + 1:
                 raise ValueError(f"line {line} fed after line {self.lines}")
-            self.lines = line
-            latest = times[-1] if times else 0.0
             if isinstance(record, Problem):
-                times.append(latest)
-                continue
-            times.append(max(latest, record.at.timestamp()))
-            self._fold(record, line)
+                self.lines = line
+                times.append(times[-1] if times else 0.0)
+            else:
+                self.feed(record, line)
+
+    def feed(self, record: Any, line: int) -> None:
+        """Fold the record of event line `line`, the lines before it not fed yet being
+        lines that do not load (a log reader hands its fold only the records: the
+        replay's fold feeds them here as it reads, `store.analysis.replay_fold`)."""
+        times = self._times
+        latest = times[-1] if times else 0.0
+        if line - self.lines > 1:
+            times.extend([latest] * (line - self.lines - 1))
+        elif line <= self.lines:
+            raise ValueError(f"line {line} fed after line {self.lines}")
+        self.lines = line
+        times.append(max(latest, record.at.timestamp()))
+        self._fold(record, line)
 
     def _fold(self, record: Any, line: int) -> None:
         actor = record.actor

@@ -154,9 +154,13 @@ class Replay:
         every: int = CHECKPOINT_LINES,
         cached: bool = True,
         keep: bool = True,
+        marking: bool = False,
     ) -> None:
         self.workspace = Workspace(root)
         self.every = every
+        self.marking = marking
+        """Whether the fold feeds the events log's landmarks as it reads it from its first
+        line (`Recorded.landmarks`: the Replay tab's, with no second read of each line)."""
         self.cache = open_cache(self.workspace.root) if cached else None
         self.keeps = keep
         """Whether what is verified whole goes into the cache."""
@@ -165,7 +169,7 @@ class Replay:
         self.mission = self._recorded(mission_id)
 
     def _recorded(self, mission_id: str) -> Recorded:
-        mission = Recorded(self.workspace.root, mission_id, self.every)
+        mission = Recorded(self.workspace.root, mission_id, self.every, self.marking)
         self.workspace.missions[mission_id] = mission
         return mission
 

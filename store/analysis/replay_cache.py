@@ -5,7 +5,8 @@ log replayed before starts at the end of what was verified then, not at its firs
 replay kept, when `load_log` finds it reusable for the file as it is now (the same
 device and inode, no shorter, its size and times as verified or only grown, its last
 verified line still hashing to the chain head there; docs/format.md). The reader
-starts at the end of that prefix, the fold restored as it was there, with the
+starts at the end of that prefix, the fold restored from the last checkpoint (taken at
+the prefix's end, `Recorded.settle`: the entry's own `state` holds nothing), with the
 checkpoints (`Recorded`) taken on the way. Anything else (no entry, another file, a
 sealed file that does not verify, bytes of another version) reads the log from the
 start. The prefix is then taken on trust (`LogReader.trusted`) until it is hashed again
@@ -15,9 +16,10 @@ start. The prefix is then taken on trust (`LogReader.trusted`) until it is hashe
 verified itself, with no problem (a log with one is read whole each time), unless it
 was kept already, fewer than `every` lines shorter.
 
-A `StateCheckpoint` holds the fold as `encode_state` bytes (the codec's own version
-inside) and, in `extra`, this module's: `Extra` (its version, the time of the line,
-the latest evidence time, the series the checkpoint added).
+A `StateCheckpoint` holds the fold's pieces (`replay_fold.Pieces`) as a msgpack array of
+`encode_state` bytes, a piece the same as the previous checkpoint's written as empty
+bytes (no state is), and, in `extra`, this module's: `Extra` (its version, the time of
+the line, the latest evidence time, the series the checkpoint added).
 """
 
 from __future__ import annotations
@@ -27,20 +29,19 @@ from datetime import datetime
 
 import msgspec
 
-from store.analysis.replay_fold import NO_TIME, Checkpoint, Recorded
+from store.analysis.replay_fold import EVENT_PIECES, EVIDENCE_PIECES, Checkpoint, Recorded
 from store.cache.entry import LogEntry, StateCheckpoint, clean, snapshot
 from store.cache.entry import resume as resume_reader
 from store.cache.logs import load_log, save_log
 from store.cache.sealed import Cache
-from store.cache.state import StateError, decode_state
-from store.derivation.mission import EVENT_AGGREGATES, EVIDENCE_AGGREGATES
 from store.format.confined import open_on_disk
 from store.format.layout import Kind
 from store.format.load import LogReader
 from store.format.problems import Problem
 
-EXTRA_VERSION = 1
-"""Bumped whenever `Extra` or the series' bytes change: older checkpoints are refused."""
+EXTRA_VERSION = 2
+"""Bumped whenever `Extra`, the series' bytes or the pieces change: older checkpoints are
+refused."""
 
 
 class Extra(msgspec.Struct, array_like=True, frozen=True):
@@ -53,6 +54,7 @@ class Extra(msgspec.Struct, array_like=True, frozen=True):
 
 
 _EXTRA = msgspec.msgpack.Decoder(Extra)
+_PIECES = msgspec.msgpack.Decoder(list[bytes])
 
 
 def resume(mission: Recorded, cache: Cache) -> None:
@@ -63,22 +65,15 @@ def resume(mission: Recorded, cache: Cache) -> None:
             continue
         rel = mission.events_path if kind is Kind.EVENTS else mission.evidence_path
         entry = _entry(cache, mission, rel)
-        restored = _restored(entry, kind) if entry is not None else None
-        if entry is None or restored is None:
+        checkpoints = _restored(entry, kind) if entry is not None else None
+        if entry is None or checkpoints is None or not mission.resume_fold(kind, checkpoints):
             continue
-        state, checkpoints = restored
         reader = mission.reader(kind, rel)
         resume_reader(reader, entry)
-        mission.restore(state)
         if kind is Kind.EVENTS:
-            for checkpoint in checkpoints:
-                mission.add_event_checkpoint(checkpoint)
             mission.events = reader
         else:
-            for checkpoint in checkpoints:
-                mission.add_evidence_checkpoint(checkpoint)
             mission.evidence = reader
-            mission.latest = _latest(reader, checkpoints)
         mission.kept[rel] = (entry.inode, entry.lines)
         mission.verified[rel] = signature(entry)
 
@@ -102,19 +97,20 @@ def keep(mission: Recorded, cache: Cache) -> None:
         inode, lines = mission.kept.get(reader.relpath, (None, 0))
         if not clean(reader) or (inode == reader.inode and reader.line_no - lines < mission.every):
             continue  # problems, a line held back, a prefix taken on trust; or kept
-        names = EVENT_AGGREGATES if kind is Kind.EVENTS else EVIDENCE_AGGREGATES
+        if not mission.settle(kind, reader.line_no):
+            continue  # a fold the codec cannot write
         checkpoints = (
             mission.event_checkpoints if kind is Kind.EVENTS else mission.evidence_checkpoints
         )
-        kept = tuple(_persisted(reader, checkpoint) for checkpoint in checkpoints)
-        found = snapshot(reader, mission.saved(names), kept)
+        kept = tuple(_persisted(reader, checkpoints, index) for index in range(len(checkpoints)))
+        found = snapshot(reader, {}, kept)  # the fold at the prefix's end: its last checkpoint
         if found is None:
             continue
         opened = open_on_disk(mission.root, reader.relpath)
         if isinstance(opened, Problem):
             continue
         with opened:
-            entry = found.entry(opened.info)  # None: changed, or a fold the codec cannot write
+            entry = found.entry(opened.info)  # None: changed
         if entry is not None and save_log(cache, mission.root, entry):
             mission.kept[reader.relpath] = (entry.inode, entry.lines)
 
@@ -132,38 +128,40 @@ def _entry(cache: Cache, mission: Recorded, rel: str) -> LogEntry | None:
         return load_log(cache, mission.root, rel, opened)
 
 
-def _restored(entry: LogEntry, kind: Kind) -> tuple[dict[str, object], list[Checkpoint]] | None:
-    """The fold at the end of the entry's prefix and its checkpoints; None when its bytes
+def _restored(entry: LogEntry, kind: Kind) -> list[Checkpoint] | None:
+    """The entry's checkpoints, the last at the end of its prefix; None when its bytes
     are not what this version writes."""
-    names = EVENT_AGGREGATES if kind is Kind.EVENTS else EVIDENCE_AGGREGATES
+    names = EVENT_PIECES if kind is Kind.EVENTS else EVIDENCE_PIECES
+    found: list[Checkpoint] = []
     try:
-        state = decode_state(entry.state)
-        extras = [_EXTRA.decode(checkpoint.extra) for checkpoint in entry.checkpoints]
-        times = [datetime.fromisoformat(extra.at) if extra.at else None for extra in extras]
-    except (StateError, msgspec.DecodeError, ValueError):
+        for kept in entry.checkpoints:
+            extra = _EXTRA.decode(kept.extra)
+            pieces = _PIECES.decode(kept.state)
+            if extra.version != EXTRA_VERSION or len(pieces) != len(names):
+                return None
+            if found:  # a piece as the previous checkpoint's: the same bytes
+                pieces = [p or before for p, before in zip(pieces, found[-1].state, strict=True)]
+            elif not all(pieces):
+                return None
+            at = datetime.fromisoformat(extra.at) if extra.at else None
+            found.append(
+                Checkpoint(kept.line, at, tuple(pieces), extra.series, extra.latest, kept.head)
+            )
+    except (msgspec.DecodeError, ValueError):
         return None
-    if tuple(state) != names or any(extra.version != EXTRA_VERSION for extra in extras):
-        return None
-    checkpoints = [
-        Checkpoint(kept.line, at, kept.state, extra.series, extra.latest, kept.head)
-        for kept, extra, at in zip(entry.checkpoints, extras, times, strict=True)
-    ]
-    return state, checkpoints
+    return found if found and found[-1].line == entry.lines else None
 
 
-def _persisted(reader: LogReader, checkpoint: Checkpoint) -> StateCheckpoint:
+def _persisted(reader: LogReader, checkpoints: list[Checkpoint], index: int) -> StateCheckpoint:
+    checkpoint = checkpoints[index]
+    pieces = checkpoint.state
+    if index:  # what did not change since the previous checkpoint: written once
+        before = checkpoints[index - 1].state
+        pieces = tuple(b"" if p is old else p for p, old in zip(pieces, before, strict=True))
     starts = reader.line_starts
     offset = starts[checkpoint.line] if checkpoint.line < len(starts) else reader.offset
     at = checkpoint.at.isoformat() if checkpoint.at is not None else None
     extra = msgspec.msgpack.encode(Extra(EXTRA_VERSION, at, checkpoint.latest, checkpoint.series))
-    return StateCheckpoint(checkpoint.line, offset, checkpoint.head, checkpoint.state, extra)
-
-
-def _latest(reader: LogReader, checkpoints: list[Checkpoint]) -> float:
-    """The latest evidence time in the prefix a reader resumed at: the last checkpoint's,
-    and those of the lines after it (at most a checkpoint's worth, read again)."""
-    latest, first = (checkpoints[-1].latest, checkpoints[-1].line) if checkpoints else (NO_TIME, 0)
-    for _, record in reader.read_window(first, reader.line_no - first):
-        if not isinstance(record, Problem):
-            latest = max(latest, record.at.timestamp())
-    return latest
+    return StateCheckpoint(
+        checkpoint.line, offset, checkpoint.head, msgspec.msgpack.encode(pieces), extra
+    )

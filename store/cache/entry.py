@@ -34,7 +34,8 @@ ENTRY_VERSION = 1
 
 class StateCheckpoint(msgspec.Struct, frozen=True):
     """The fold at the end of line `line` (byte `offset`, chain head `head`): `state` is
-    `encode_state` bytes; `extra` is the caller's own (replay's usage series, say)."""
+    `encode_state` bytes, or the caller's own of them (replay's pieces); `extra` is the
+    caller's own (replay's usage series, say)."""
 
     line: int
     offset: int

@@ -135,11 +135,13 @@ def test_the_landmarks_are_kept_and_come_with_the_first_frame_again(
 ) -> None:
     built = landmarked(tmp_path, monkeypatch)
     first = ReplayFeed(built.root, built.id)
-    assert first.aimed(None, None)[2] is not None
-    assert first.verify() and first.scan()  # every line read for landmarks
+    bearings = first.aimed(None, None)[2]
+    assert bearings is not None and bearings.scanned == SCAN_LINES + 50  # fed by the fold
+    assert first.verify() and not first.scan()  # none left to read: kept in the cache
     assert failures(first) == [(SCAN_LINES + 10, "step s1 failed")]
     again = ReplayFeed(built.root, built.id)
     _, last, bearings = again.aimed(None, None)
+    assert again._replay is not None and again._replay.trusting  # resumed: no line folded
     assert bearings is not None and bearings.scanned == last == SCAN_LINES + 50
     assert not again.scan()  # none left to read
     assert failures(again) == failures(first)
@@ -151,7 +153,7 @@ def test_landmarks_kept_for_a_prefix_edited_since_are_made_again(
     built = landmarked(tmp_path, monkeypatch)
     first = ReplayFeed(built.root, built.id)
     first.aimed(None, None)
-    assert first.verify() and first.scan()
+    assert first.verify() and not first.scan()  # kept in the cache
     edited_behind_an_append(built)  # s2 blocked at line 10: a failure
     again = ReplayFeed(built.root, built.id)
     again.aimed(None, None)

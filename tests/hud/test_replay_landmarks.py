@@ -219,15 +219,17 @@ def test_a_hostile_label_is_shown_as_data_on_the_landmark_line() -> None:
     assert narrow.cell_len <= 30 and narrow.plain.endswith("…")
 
 
-def test_the_feed_reads_landmarks_in_chunks_and_again_from_the_top_when_the_log_is_replaced(
+def test_the_fold_feeds_the_landmarks_and_again_from_the_top_when_the_log_is_replaced(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The log read whole once: the first frame comes with every landmark (the lines that
+    do not load counted), with no second read of any line."""
     monkeypatch.setattr(replaying, "SCAN_LINES", 8)
     feed = replaying.ReplayFeed(root, "marked")
     frame, last, bearings = feed.aimed(None, None)
     assert frame is not None and last == EVENTS and bearings is not None
-    assert bearings.scanned == 0  # more than one chunk: read after the frame
-    assert feed.scan() and feed.landmarks.lines == EVENTS and not feed.scan()
+    assert bearings.scanned == EVENTS and feed.landmarks.lines == EVENTS
+    assert not feed.scan()  # no line left to read
     assert [mark.seq for mark in feed.landmarks.all()] == [1, 5, 12, 20, 25, 33, 40, 45]
 
     records = [

@@ -313,6 +313,25 @@ def test_landmarks_are_sorted_and_each_is_on_an_event_of_its_kind(
     assert marks.after(0) == (found[0].seq if found else None)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(SPEC, max_size=40))
+def test_the_records_fed_one_by_one_make_what_every_line_makes(
+    specs: list[tuple[str, str, int, str]],
+) -> None:
+    """The replay's fold feeds only the records (a reader delivers no line that does not
+    load): the lines skipped count as lines that do not load, as a window read of them."""
+    lines = build(specs)
+    every = Landmarks()
+    every.add(lines)
+    records = Landmarks()
+    for line, record in lines:
+        if not isinstance(record, Problem):
+            records.feed(record, line)
+    if lines and isinstance(lines[-1][1], Problem):  # the last lines: found by a scan
+        records.add(lines[records.lines :])
+    assert records.dump() == every.dump()
+
+
 def test_past_actors_kept_a_new_actor_is_no_longer_a_handoff(monkeypatch: Any) -> None:
     monkeypatch.setattr(landmarks, "ACTORS_KEPT", 3)
     marks = fed(*(event(n, "heartbeat", actor=f"a{n}") for n in range(1, 7)))

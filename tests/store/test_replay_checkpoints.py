@@ -1,6 +1,7 @@
 """Replay from a checkpoint equals replay from the start, for every seq of a generated log:
-the checkpoints (their series kept as what each added, the evidence found by time through
-them) lose nothing."""
+the checkpoints (their pieces, kept once while unchanged; their series kept as what each
+added; the evidence found by time through them) lose nothing, in memory or through the
+user's cache (resumed at the last checkpoint, at the prefix's end)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store.analysis.replay import Replay
+from store.cache.sealed import ENV_FOLDER
 from store.derivation import ledger, mission
 from tests.store.test_replay import OPS, STEPS, Op, play
 
@@ -39,8 +41,8 @@ def write(root: Path, ops: list[Op]) -> None:
         built.usage(0.1, 10, 1)
 
 
-def frames(root: Path, every: int) -> list[object]:
-    replay = Replay(root, "m", every=every)
+def frames(root: Path, every: int, cached: bool = False) -> list[object]:
+    replay = Replay(root, "m", every=every, cached=cached)
     assert replay.refresh()
     return [replay.frame(seq) for seq in range(1, replay.last_seq + 1)]
 
@@ -61,6 +63,9 @@ def test_a_replay_from_a_checkpoint_equals_one_from_the_start_at_every_seq(
         if series is not None:
             patch.setattr(mission, "USAGE_POINTS", series[0])
             patch.setattr(ledger, "JOURNAL", series[1])
+        patch.setenv(ENV_FOLDER, str(Path(tmp) / "cache"))
         root = Path(tmp) / "state"
         write(root, ops)
-        assert frames(root, every) == frames(root, NEVER)
+        from_start = frames(root, NEVER)
+        assert frames(root, every, cached=True) == from_start  # kept in the cache
+        assert frames(root, every, cached=True) == from_start  # resumed from it
