@@ -4,8 +4,6 @@ HUD that settled keeps its rows for the next start."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from store.cache.rows import RACY_NS, Began, load_rows, save_rows
 from store.format.row import MissionSummary
 from store.index.workspace import Workspace
 from tests.factory import three_missions
+from tests.fresh import fresh_stdout
 from tests.hud.conftest import until
 
 REOPEN = """
@@ -61,14 +60,7 @@ def test_a_reopened_hud_shows_the_kept_rows_before_the_store_loads(
     settled = time.time_ns() + 2 * RACY_NS  # every file written so far is settled by then
     began = Began(settled, time.monotonic_ns() + 2 * RACY_NS)
     assert save_rows(root, list(workspace.rows().values()), began)
-    opened = subprocess.run(
-        [sys.executable, "-c", REOPEN, str(root)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert opened.stdout.splitlines() == ["kept rows 3 loaded", "derived True"]
+    assert fresh_stdout(REOPEN, str(root)).splitlines() == ["kept rows 3 loaded", "derived True"]
 
 
 async def test_a_settled_hud_keeps_its_rows(tmp_path: Path, cache: Path) -> None:

@@ -7,11 +7,10 @@ lists the modules it loaded."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.factory import three_missions
+from tests.fresh import fresh_stdout
 from tests.loopx_support import place_loopx
 from tests.small_support import VALID, small_fixture
 
@@ -42,14 +41,7 @@ commands) or `hud web` (Textual's web driver)."""
 
 def loaded(root: Path) -> set[str]:
     """The modules a HUD opened on `root` has loaded once its scan is done."""
-    opened = subprocess.run(
-        [sys.executable, "-c", OPEN, str(root)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return set(opened.stdout.split())
+    return set(fresh_stdout(OPEN, str(root)).split())
 
 
 def test_a_native_workspace_loads_no_other_source(tmp_path: Path) -> None:

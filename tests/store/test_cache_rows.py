@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from store.cache.rows import RACY_NS, Began, load_rows, save_rows
 from store.format.row import MissionSummary
 from store.index.workspace import Workspace
 from tests.factory import three_missions
+from tests.fresh import fresh_stdout
 
 
 def began_at(wall_ns: int) -> Began:
@@ -218,13 +217,7 @@ def test_reading_the_rows_imports_neither_pydantic_nor_the_loaders(root: Path) -
         "print(sum(map(len, load_rows(Path(sys.argv[1]))))); "
         "print(*sorted(m for m in sys.modules if m.startswith(('pydantic', 'store.format.load'))))"
     )
-    shown = subprocess.run(
-        [sys.executable, "-c", script, str(root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout.split("\n")
+    shown = fresh_stdout(script, str(root), timeout=60).split("\n")
     assert shown[:2] == ["3", ""]
 
 
