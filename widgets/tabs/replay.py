@@ -20,6 +20,7 @@ from textual.widgets import Static
 
 from store.analysis.landmarks import Aim, Bearings
 from store.analysis.replay import Frame
+from widgets.hanging import Document
 from widgets.tabs.common import DocumentScroll, FocusOnShow, Reselected, ThemeAware
 from widgets.tabs.replay_jump import JumpDialog
 from widgets.tabs.replay_text import frame_text, landmark_text, timeline_text
@@ -70,7 +71,7 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
         steps, play and width)."""
         self.bar = Static(id="replay-bar")
         self.landmarks = Static(id="replay-marks")
-        self.doc = Static(id="replay-doc")
+        self.doc = Document(id="replay-doc")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="replay-head"):

@@ -12,6 +12,7 @@ from rich.text import Text
 from store.analysis.landmarks import Bearings
 from store.analysis.replay import Change, Frame, Moment
 from store.format.text import amount
+from widgets.hanging import hang_after
 from widgets.safe_text import safe
 from widgets.status import status_text, theme_style
 from widgets.tabs.common import heading, join_lines, moment, problem_text
@@ -140,7 +141,8 @@ def _steps(now: Moment, line: Marker, variables: Mapping[str, str]) -> list[Text
         body = safe(step.id).append("  ")
         body.append_text(status_text(step.state or "pending", variables))
         if step.title:
-            body.append("  ").append_text(safe(step.title))
+            hang_after(body.append("  "))  # a long title and reason go on under the title
+            body.append_text(safe(step.title))
         if step.reason:
             body.append(": ", style="dim").append_text(safe(step.reason))
         parts.append(line(("step", step.id), body))
