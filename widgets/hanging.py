@@ -45,8 +45,10 @@ def _fits(body: str, room: int) -> bool:
 def hang_wrap(text: Text, width: int, console: Console) -> Text:
     """`text` with each marked line wrapped to `width`, its later lines under its body, and
     the marks taken out (what is drawn is the same as the text without them)."""
+    bare = text.copy()
+    bare.style = ""  # the whole text's style stays the whole text's, not each line's
     lines: list[Text] = []
-    for line in text.split("\n", allow_blank=True):
+    for line in bare.split("\n", allow_blank=True):
         end = _hang_end(line)
         line.spans[:] = [span for span in line.spans if not _is_hang(span)]
         head = line[:end]

@@ -7,10 +7,12 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import BindingType
+from textual.visual import Visual, visualize
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from store.format.problems import Problem, row_heading
+from widgets.hanging import hang_after, hang_wrap
 from widgets.keyed_table import cursor_bindings
 from widgets.safe_text import safe
 
@@ -20,10 +22,12 @@ def problem_text(problem: Problem) -> Text:
     text = Text(label, style="bold red" if problem.severity == "error" else "yellow")
     text.append("  ")
     text.append_text(safe(problem.where))
-    text.append("\n    ")
+    text.append("\n")
+    text.append_text(hang_after(Text("    ")))
     text.append_text(safe(problem.message))
     if problem.hint:
-        text.append("\n    fix: ", style="dim")
+        text.append("\n")
+        text.append_text(hang_after(Text("    fix: ", style="dim")))
         text.append_text(safe(problem.hint))
     return text
 
@@ -41,8 +45,25 @@ class ProblemList(OptionList, inherit_bindings=False):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[list[tuple[str, list[Problem]]], bool, str] | None = None
+        self._hung: dict[Option, tuple[int, Visual]] = {}
+        """Each option's visual and the width it was wrapped at."""
         self._rows: list[tuple[str, Problem] | None] = []
         """(group name, problem) of each option; None for a heading or a blank."""
+
+    def _get_visual(self, option: Option) -> Visual:
+        """The option's prompt with its message and fix hanging under their start at the
+        list's width (Textual's own, but for the width; kept while the width is)."""
+        padding = self.get_component_styles("option-list--option").padding
+        region = self.scrollable_content_region
+        width = region.width - self._get_left_gutter_width() - padding.width
+        kept = self._hung.get(option)
+        if kept is None or kept[0] != width:
+            prompt = option.prompt
+            if isinstance(prompt, Text):
+                prompt = hang_wrap(prompt, width, self.app.console)
+            kept = (width, visualize(self, prompt, markup=self._markup))
+            self._hung[option] = kept
+        return kept[1]
 
     def chosen(self, index: int | None) -> tuple[str, Problem] | None:
         """The (group name, problem) of option `index`, None for a heading."""
@@ -73,6 +94,7 @@ class ProblemList(OptionList, inherit_bindings=False):
         self._shown = ordered, complete, empty
         highlighted = self.highlighted
         self.clear_options()
+        self._hung.clear()
         options: list[Option | None] = []
         self._rows = []
         for name, problems in ordered:

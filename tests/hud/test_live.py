@@ -152,7 +152,14 @@ async def test_header_counts_equal_the_lists_they_open(
     (tmp_path / "missions/alpha/notes.txt").write_text("stray")
     app = make_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.scanned.is_set())
+
+        def drawn() -> bool:  # the scan's last frame, not the one before it
+            shown = header_text(app)
+            return bool(
+                counted(shown, r"\? (\d+) approvals") and counted(shown, r"⚠ (\d+) problem")
+            )
+
+        await until(pilot, lambda: app.scanned.is_set() and drawn())
         header = header_text(app)
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ApprovalsScreen))

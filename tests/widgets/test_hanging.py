@@ -7,8 +7,11 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.geometry import Region
 
+from store.format.problems import Problem
 from widgets.hanging import HANG, NARROWEST_BODY, Document, hang_wrap
+from widgets.problem_list import ProblemList
 from widgets.tabs.common import bullets, field_line, hanging, join_lines
 
 CONSOLE = Console(width=200)
@@ -102,3 +105,45 @@ async def test_a_document_wraps_again_when_its_width_changes() -> None:
         await pilot.resize_terminal(30, 10)
         await pilot.pause()
         assert str(document.content).split("\n")[1].startswith("             ")
+
+
+class Lists(App[None]):
+    CSS = "ProblemList { height: 1fr; border: none; }"
+
+    def compose(self) -> ComposeResult:
+        yield ProblemList(id="problems")
+
+
+def drawn(widget: ProblemList) -> list[str]:
+    width, height = widget.size
+    return [strip.text.rstrip() for strip in widget.render_lines(Region(0, 0, width, height))]
+
+
+async def test_a_problem_s_message_and_fix_hang_under_their_start() -> None:
+    hint = "a runaway loop or a surprise bill: stop the run, raise [budget] in constraints.toml"
+    problem = Problem("missions/m/events.jsonl", 10, "over-budget", "usage past the budget", hint)
+    app = Lists()
+    async with app.run_test(size=(60, 12)) as pilot:
+        problems = app.query_one(ProblemList)
+        problems.show({"m": [problem]})
+        await pilot.pause()
+        lines = [line for line in drawn(problems) if line.strip()]
+        fix = next(i for i, line in enumerate(lines) if "fix: a runaway" in line)
+        start = lines[fix].index("a runaway")
+        assert lines[fix + 1][:start].isspace() and lines[fix + 1][start] != " "
+        await pilot.resize_terminal(40, 14)
+        await pilot.pause()
+        lines = [line for line in drawn(problems) if line.strip()]
+        fix = next(i for i, line in enumerate(lines) if "fix: a runaway" in line)
+        assert all(line[:start].isspace() for line in lines[fix + 1 : fix + 3])
+
+
+def test_the_whole_text_s_style_stays_the_whole_text_s() -> None:
+    """Textual draws a text's own style and a span of it differently (a theme's red):
+    the wrapped text keeps it as its own."""
+    text = Text("✗ error", style="bold red")
+    text.append("\n").append_text(field_line("fix", POLICY, 6))
+    hung = hang_wrap(text, 30, CONSOLE)
+    assert len(lines_of(hung)) > 2
+    assert hung.style == "bold red"
+    assert not [span for span in hung.spans if span.style == "bold red"]
