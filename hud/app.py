@@ -132,6 +132,7 @@ class HudApp(SafeTitles, App[None]):
         self._open_when_indexed: tuple[str, str] | None = None
         """A mission opened from a kept or preview row before the scan indexed it: (id, tab)."""
         self._settings_applied: Settings | None = None
+        """hud.toml's settings as last applied (`_apply_settings`)."""
         self.role: Role = "reviewer" if read_only else role
         """What this HUD may do (`hud.roles.Role`); `read_only` makes it a reviewer."""
         self.writer: HumanWriter | None = None
