@@ -11,7 +11,7 @@ import pytest
 
 from store.index.workspace import Workspace
 from tests.factory import T0, Mission, resume, three_missions
-from tests.small_support import SMALL_CORPUS, corpus_workspaces
+from tests.small_support import SMALL_CORPUS, corpus_workspaces, small_corpus
 
 
 def _runs_here() -> dict[str, bool]:
@@ -36,8 +36,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    corpus = "found" if corpus_workspaces() else "absent: its tests deselected"
-    return f"outside SMALL corpus ({SMALL_CORPUS}): {corpus}"
+    found = len(corpus_workspaces())
+    corpus = f"{found} workspaces" if found else "none: its tests deselected"
+    return f"outside SMALL corpus (${SMALL_CORPUS}={small_corpus() or ''}): {corpus}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,9 +1,10 @@
-"""The project's SMALL Protocol fixtures (tests/fixtures/small), copies of them, and the
-outside corpus beside the repo, which only some machines have."""
+"""The project's SMALL Protocol fixtures (tests/fixtures/small), copies of them, and an
+outside corpus of real workspaces, tested in addition where one is named."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,9 +13,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL_FIXTURES = REPO / "tests" / "fixtures" / "small"
-SMALL_CORPUS = (REPO / "../shared/fixtures/small").resolve()
-"""Real workspaces (read-only), on the maintainers' machines and in CI only: tests over
-them run in addition to the ones on SMALL_FIXTURES, deselected where it is absent."""
+SMALL_CORPUS = "HUD_SMALL_CORPUS"
+"""The variable naming a folder of real SMALL workspaces (read-only), tested in addition
+to SMALL_FIXTURES (.ci/run names one where the machine has it); unset, those tests are
+deselected."""
 LOOPEXEC_FIXTURES = REPO / "tests" / "fixtures" / "loopexec"
 
 VALID = "valid"
@@ -41,9 +43,16 @@ def copy_fixture(name: str, target: Path) -> Path:
     return Path(shutil.copytree(small_fixture(name), target / name))
 
 
-def corpus_workspaces() -> list[str]:
-    """The folders of the outside corpus that hold .small/ (none when it is absent)."""
-    return sorted(p.parent.name for p in SMALL_CORPUS.glob("*/.small") if p.is_dir())
+def small_corpus() -> Path | None:
+    """The outside corpus named by SMALL_CORPUS, if any."""
+    named = os.environ.get(SMALL_CORPUS)
+    return Path(named).resolve() if named else None
+
+
+def corpus_workspaces() -> list[Path]:
+    """The workspaces of the outside corpus (folders holding .small/; none without one)."""
+    corpus = small_corpus()
+    return [] if corpus is None else sorted(p.parent for p in corpus.glob("*/.small") if p.is_dir())
 
 
 def check_verdicts(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
