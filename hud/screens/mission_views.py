@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 from weakref import WeakKeyDictionary
 
 from textual.widget import Widget
@@ -21,6 +21,7 @@ from store.analysis.review import review
 from store.derivation.derive import budget_use
 from store.derivation.mission import MissionState
 from store.format.load import LogReader, Window
+from store.format.problems import Problem
 from widgets.tabs.budget import BudgetView
 from widgets.tabs.evidence import WINDOW as EVIDENCE_WINDOW
 from widgets.tabs.evidence import EvidenceView
@@ -195,21 +196,43 @@ def update_plan(screen: RowScreen[Any], mission: MissionState) -> None:
     view.show(versions, mission.step_latest)
 
 
+class LogFacts(TypedDict):
+    """What a log tab shows of its reader besides the lines (`LogView.show`)."""
+
+    total: int
+    chain_broken_at: int | None
+    seq_broken_at: int | None
+    unverified_from: int | None
+    file_problems: tuple[Problem, ...]
+
+
+def log_facts(reader: LogReader | None) -> LogFacts:
+    """The reader's line count, breaks and the problems of the file itself (no line: not
+    a regular file, a symlink, unreadable), which no line of the table can show."""
+    if reader is None:
+        return LogFacts(
+            total=0,
+            chain_broken_at=None,
+            seq_broken_at=None,
+            unverified_from=None,
+            file_problems=(),
+        )
+    return LogFacts(
+        total=len(reader.line_starts),
+        chain_broken_at=reader.chain_broken_at,
+        seq_broken_at=reader.seq_broken_at,
+        unverified_from=reader.unverified_from,
+        file_problems=tuple(p for p in reader.problems if p.line is None),
+    )
+
+
 def update_execution(screen: RowScreen[Any], mission: MissionState) -> None:
     view = find(screen, ExecutionView)
     if view is None:
         return
 
     def show(lines: list[tuple[int, Any]], reset: bool) -> None:
-        reader = mission.events
-        view.show(
-            lines,
-            reset=reset,
-            total=len(reader.line_starts) if reader else 0,
-            chain_broken_at=reader.chain_broken_at if reader else None,
-            seq_broken_at=reader.seq_broken_at if reader else None,
-            unverified_from=reader.unverified_from if reader else None,
-        )
+        view.show(lines, reset=reset, **log_facts(mission.events))
 
     again = lambda: update_execution(screen, mission)  # noqa: E731
     follow(screen, view, mission.events, EVENTS_WINDOW, show, again)
@@ -221,15 +244,8 @@ def update_evidence(screen: RowScreen[Any], mission: MissionState) -> None:
         return
 
     def show(lines: list[tuple[int, Any]], reset: bool) -> None:
-        reader = mission.evidence
         view.show(
-            lines,
-            reset=reset,
-            checks=artifact_checks(mission),
-            total=len(reader.line_starts) if reader else 0,
-            chain_broken_at=reader.chain_broken_at if reader else None,
-            seq_broken_at=reader.seq_broken_at if reader else None,
-            unverified_from=reader.unverified_from if reader else None,
+            lines, reset=reset, checks=artifact_checks(mission), **log_facts(mission.evidence)
         )
 
     again = lambda: update_evidence(screen, mission)  # noqa: E731

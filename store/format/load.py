@@ -515,7 +515,8 @@ class LogReader:
         """Read what was appended since the last poll.
 
         A log that cannot be opened as a regular file (a symlink, a FIFO, a folder, no
-        permission) is dropped and its Problem stands until it can be read again."""
+        permission) is dropped and its Problem stands until it can be read again, then
+        goes."""
         batch = LogBatch()
         opened = open_file(self.root, self.relpath)
         if isinstance(opened, Problem):
@@ -526,6 +527,9 @@ class LogReader:
                 self.problems.append(opened)
                 batch.problems.append(opened)
             return batch
+        if self.inode is None and self.problems:  # the last poll could not open it: its
+            self._restart()  # problem goes now that it can be read
+            batch.reset = True
         with opened:
             try:
                 self._read_from(opened, batch)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -371,3 +372,74 @@ def test_the_handoff_export_does_not_cite_an_altered_line_as_verified(
     out = capsys.readouterr().out
     assert "- ev-1: **unverified**: the hash chain of evidence.jsonl breaks" in out
     assert "(pass, step s1)" not in out
+
+
+def fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def folder(path: Path) -> None:
+    path.mkdir()
+
+
+def link_inside(path: Path) -> None:
+    path.symlink_to("intent.toml")
+
+
+def link_outside(path: Path) -> None:
+    path.symlink_to("/etc/hostname")
+
+
+@pytest.mark.parametrize("replace", [fifo, folder, link_inside, link_outside])
+@pytest.mark.parametrize(
+    ("log", "key", "status"),
+    [("events", "3", "following"), ("evidence", "4", "evidence log not read")],
+)
+async def test_a_log_that_cannot_be_read_says_why_in_its_tab(
+    agent_dir: tuple[Path, AgentWriter],
+    make_app: Callable[..., HudApp],
+    replace: Callable[[Path], None],
+    log: str,
+    key: str,
+    status: str,
+) -> None:
+    """A log that is not a regular file is a problem of the file itself (no line): its
+    tab says so, with the fix, where its lines would be (not only an empty table)."""
+    from store.index.check import check
+
+    root, _ = agent_dir
+    path = root / f"missions/alpha/{log}.jsonl"
+    path.unlink()
+    replace(path)
+    (problem,) = [p for p in check(root).missions["alpha"].problems if p.path.endswith(path.name)]
+    assert problem.line is None
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        shown = await show_tab(pilot, app, key, status)
+        await until(pilot, lambda: "fix:" in screen_text(app), timeout=SLOW)
+        flat = " ".join(screen_text(app).split())
+        assert f"missions/alpha/{log}.jsonl" in flat
+        assert " ".join(problem.message.split()) in flat, shown
+        assert " ".join(problem.hint.split()) in flat
+
+
+async def test_a_log_replaced_by_a_fifo_says_so_live_and_recovers(
+    agent_dir: tuple[Path, AgentWriter], make_app: Callable[..., HudApp]
+) -> None:
+    root, _ = agent_dir
+    path = root / "missions/alpha/events.jsonl"
+    kept = path.read_bytes()
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_alpha(pilot, app)
+        await show_tab(pilot, app, "3", "outcome unknown needs a human")
+        path.unlink()
+        os.mkfifo(path)
+        await until(pilot, lambda: "is a FIFO" in screen_text(app), timeout=SLOW)
+        path.unlink()
+        path.write_bytes(kept)
+        await until(pilot, lambda: "is a FIFO" not in screen_text(app), timeout=SLOW)
+        await until(
+            pilot, lambda: "outcome unknown needs a human" in screen_text(app), timeout=SLOW
+        )

@@ -170,7 +170,7 @@ def test_a_hostile_file_is_a_problem_never_a_hang(tmp_path: Path, rel: str, kind
 @pytest.mark.parametrize("rel", LOOPEXEC)
 def test_a_hostile_loopexec_file_is_a_problem(tmp_path: Path, rel: str, kind: str) -> None:
     root, outside = tmp_path / "state", tmp_path / "outside"
-    shutil.copytree(FIXTURES / "loopexec" / "runs", root)
+    loopexec_state(root)
     outside.mkdir()
     _replace(root / rel)
     MAKERS[kind](root / rel, outside)
@@ -245,3 +245,62 @@ def test_a_request_with_an_unsafe_id_is_an_error_not_a_request(tmp_path: Path, n
     (problem,) = reported(workspace.problems(), f"missions/m/approvals/{name}")
     assert (problem.code, problem.severity) == ("unsafe-request-id", "error")
     assert set(workspace.problems()) == set(check(tmp_path, jobs=1).all_problems())
+
+
+def loopexec_state(root: Path) -> None:
+    shutil.copytree(FIXTURES / "loopexec" / "runs", root, dirs_exist_ok=True)
+
+
+def small_state(root: Path) -> None:
+    shutil.copytree(FIXTURES / "small" / "valid", root, dirs_exist_ok=True)
+
+
+SMALL = [f".small/{name}.small.yml" for name in ("workspace", "intent", "plan", "progress")]
+
+
+@pytest.mark.parametrize(
+    ("build", "rel", "kind"),
+    [
+        (build, rel, kind)
+        for build, rels in (
+            (native_state, NATIVE),
+            (loopexec_state, LOOPEXEC),
+            (small_state, SMALL),
+        )
+        for rel in rels
+        for kind in ("fifo", "folder", "outside-file", "loop")
+        if not (kind == "folder" and rel in FOLDERS)
+    ],
+)
+def test_a_hostile_file_made_good_again_leaves_no_problem(
+    tmp_path: Path, build: Callable[[Path], None], rel: str, kind: str
+) -> None:
+    """A live workspace sees a file turn hostile, then be put back as it was: what it
+    then reports is what `hud check` reports of the directory (a log's open problem
+    once stood for good)."""
+    root, outside, pristine = tmp_path / "state", tmp_path / "outside", tmp_path / "pristine"
+    root.mkdir()
+    outside.mkdir()
+    build(root)
+    shutil.copytree(root, pristine, symlinks=True)
+    workspace = Workspace(root)
+    workspace.scan()
+    before = set(workspace.problems())
+
+    def touched() -> list[str]:
+        return [rel, *(path for path in workspace.walk() if path.startswith(rel + "/"))]
+
+    gone = touched()
+    _replace(root / rel)
+    MAKERS[kind](root / rel, outside)
+    workspace.apply([*gone, *touched()])
+    assert reported(workspace.problems(), rel), f"{rel} as {kind}: not reported"
+
+    gone = touched()
+    _replace(root / rel)
+    if (pristine / rel).is_dir():
+        shutil.copytree(pristine / rel, root / rel, symlinks=True)
+    else:
+        shutil.copy2(pristine / rel, root / rel)
+    workspace.apply([*gone, *touched()])
+    assert set(workspace.problems()) == set(check(root, jobs=1).all_problems()) == before

@@ -137,6 +137,24 @@ def test_receipt_is_read_incrementally(tmp_path: Path) -> None:
     assert [e.event for e in workspace.loopexec.runs["r-live"].events] == ["run_start"]
 
 
+def test_a_receipt_replaced_by_a_longer_one_is_read_from_its_start(tmp_path: Path) -> None:
+    """Another file renamed over the receipt, longer than what was read: its own lines,
+    from its first (reading it from the old offset would take the middle of a line)."""
+    root = copy_loopexec("runs", tmp_path)
+    workspace = scan(root)
+    receipt = root / ".loopexec" / "run-r-live.jsonl"
+    line = {"ts": T_LOOPEXEC + 2180, "run_id": "r-live", "iteration": 2, "event": "check"}
+    longer = receipt.read_text() + json.dumps({**line, "exit_code": 0}) + "\n"
+    new = receipt.with_name("new.tmp")
+    new.write_text(longer.replace('"iteration":1', '"iteration":7', 1))
+    new.replace(receipt)
+    workspace.apply([".loopexec/run-r-live.jsonl"])
+    events = workspace.loopexec.runs["r-live"].events
+    assert len(events) == 7 and events[-1].exit_code == 0
+    assert [event.iteration for event in events][:3] == [0, 7, 1]
+    assert workspace.problems() == []
+
+
 def test_removing_files_forgets_the_run(tmp_path: Path) -> None:
     root = copy_loopexec("runs", tmp_path)
     workspace = scan(root)

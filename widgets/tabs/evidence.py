@@ -8,7 +8,7 @@ cited artifact's sha256 (keyed by the artifact path the evidence cites): `ok`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -151,6 +151,7 @@ class EvidenceView(LogView):
         chain_broken_at: int | None = None,
         seq_broken_at: int | None = None,
         unverified_from: int | None = None,
+        file_problems: Sequence[Problem] = (),
     ) -> None:
         """Append these evidence lines (`LogView.show`); `checks` maps cited artifact
         paths to results."""
@@ -163,6 +164,7 @@ class EvidenceView(LogView):
             chain_broken_at=chain_broken_at,
             seq_broken_at=seq_broken_at,
             unverified_from=unverified_from,
+            file_problems=file_problems,
         )
 
     def _verified(self, line: int) -> bool:
@@ -226,6 +228,8 @@ class EvidenceView(LogView):
             text.append(f"✗ chain broken at seq {self._chain_broken_at}", style=bad)
         elif self._total:
             text.append("✓ chain intact", style=theme_style("$success", variables))
+        elif self._file_problems:  # (said under this line)
+            text.append("evidence log not read", style=bad)
         else:
             text.append("no evidence yet", style="dim")
         if self._seq_broken_at is not None:

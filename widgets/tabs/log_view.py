@@ -5,7 +5,7 @@ table of them, the highlighted line in full, each repainted only when it changed
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -13,10 +13,11 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from store.format.problems import Problem
 from widgets.filter import FilterField, Filtering, matches
 from widgets.keyed_table import KeyedTable
 from widgets.keys import KeyHints
-from widgets.tabs.common import FocusOnShow, ThemeAware
+from widgets.tabs.common import FocusOnShow, ThemeAware, problems_block
 
 Line = tuple[int, Any]
 """(line number, record or Problem) of one log line."""
@@ -43,6 +44,7 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
         self._chain_broken_at: int | None = None
         self._seq_broken_at: int | None = None
         self._unverified_from: int | None = None
+        self._file_problems: tuple[Problem, ...] = ()
         self._status_shown: Text | None = None
         # A Static starts empty. Updating it with "" before it is mounted leaves Textual
         # (8.2) believing a layout is pending, and its auto height then never grows.
@@ -80,10 +82,12 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
         chain_broken_at: int | None = None,
         seq_broken_at: int | None = None,
         unverified_from: int | None = None,
+        file_problems: Sequence[Problem] = (),
     ) -> None:
         """Append these log lines, keeping the last `WINDOW` (after dropping what was kept,
         with `reset`); lines from `unverified_from` on (`LogReader.unverified_from`) are
-        marked unverified."""
+        marked unverified; `file_problems` (the log's own: not a regular file, unreadable)
+        stand under the status line."""
         if unverified_from != self._unverified_from:
             self._cells.clear()
             self._unverified_from = unverified_from
@@ -100,6 +104,7 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
         self._total = total if total is not None else (self._buffer[-1][0] if self._buffer else 0)
         self._chain_broken_at = chain_broken_at
         self._seq_broken_at = seq_broken_at
+        self._file_problems = tuple(file_problems)
         self.refresh_rows()
 
     def kept(self, line: int, record: Any) -> None:
@@ -136,6 +141,8 @@ class LogView(Filtering, KeyHints, ThemeAware, FocusOnShow, Vertical):
 
     def update_status(self) -> None:
         text = self.status_text()
+        if self._file_problems:
+            text = Text("\n").join((text, problems_block(self._file_problems, self.variables)))
         if text != self._status_shown:
             self._status_shown = text
             self.status.update(text)

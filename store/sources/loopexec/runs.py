@@ -230,6 +230,10 @@ class Heartbeat:
 
 @dataclass(slots=True)
 class _Receipt:
+    """A run's receipt as read so far: from `offset` on, what was appended is read next;
+    `inode` None when it could not be opened (its one problem says why)."""
+
+    inode: int | None = None
     offset: int = 0
     lines: int = 0
     pending: bytes = b""
@@ -438,8 +442,9 @@ class LoopexecDir:
             run.receipt = _Receipt(problems=[opened])
             return
         with opened:
-            if opened.info.st_size < receipt.offset:
-                receipt = _Receipt()  # truncated or replaced: read again
+            info = opened.info
+            if info.st_ino != receipt.inode or info.st_size < receipt.offset:
+                receipt = _Receipt(info.st_ino)  # new, replaced, truncated or readable again
             data = opened.read_capped(MAX_DOC_BYTES, receipt.offset)
         if isinstance(data, Problem):
             run.receipt = _Receipt(problems=[data])
