@@ -83,7 +83,7 @@ def app_for(root: Path) -> HudApp:
 async def _form(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, HudApp)
-    await until(pilot, lambda: "alpha" in app.summaries)
+    await until(pilot, lambda: app.scanned.is_set() and "alpha" in app.summaries, 15)
     await pilot.press("n")
     await until(pilot, lambda: isinstance(app.screen, NewMissionScreen))
     screen = app.screen
@@ -115,7 +115,7 @@ async def _form_error(pilot: Pilot[Any]) -> None:
 async def _history(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, HudApp)
-    await until(pilot, lambda: "alpha" in app.summaries)
+    await until(pilot, lambda: app.scanned.is_set() and "alpha" in app.summaries, 15)
     app.open_mission("alpha")
     await pilot.pause()
     await pilot.press("h")
