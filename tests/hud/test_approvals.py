@@ -66,8 +66,12 @@ async def not_offered(pilot: Any, app: HudApp) -> None:
     and the keys do nothing: no dialog, no toast."""
     screen = app.screen
     toasts = capture(app)
-    footer = " ".join(key.description for key in screen.query(FooterKey))
-    assert "Approve" not in footer and "Reject" not in footer
+
+    def footer() -> str:
+        return " ".join(key.description for key in screen.query(FooterKey))
+
+    # the footer is composed again after the frame that changed the keys
+    await until(pilot, lambda: "Approve" not in footer() and "Reject" not in footer())
     assert key_of(screen, "request.approve") is None and key_of(screen, "request.reject") is None
     await pilot.press("y", "n")
     await pilot.pause(0.2)
