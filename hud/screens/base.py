@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
+from textual.dom import DOMNode
 from textual.screen import Screen
 
 from hud.display import SafeTitles
@@ -18,6 +19,13 @@ if TYPE_CHECKING:
 
 
 RowT = TypeVar("RowT")
+W = TypeVar("W", bound=DOMNode)
+
+
+def mounted_child(node: DOMNode, selector: str, kind: type[W]) -> W | None:
+    """The child of `node` that `selector` names, None once it is gone: Textual may handle
+    a screen's Mount after its children were removed (the app exiting as it opened)."""
+    return next(node.query(selector).results(kind), None)
 
 
 def home_relative(path: Path) -> str:

@@ -25,6 +25,7 @@ from hud.acts.documents import Choice
 from hud.acts.limits import LIMIT_BY_KEY, LIMITS, parse_limit, show_limit
 from hud.acts.missions import NewMission, create_mission, mission_taken, unique_mission_id
 from hud.acts.session import Conflict, HumanWriteError, Invalid
+from hud.screens.base import mounted_child
 from store.writers.revisions import unified_diff
 from widgets.diff_view import diff_text
 from widgets.footer import HudFooter
@@ -326,7 +327,9 @@ class TomlEditorScreen(ModalScreen[str | None]):
         return self.query_one("#toml", TextArea)
 
     def on_mount(self) -> None:
-        area = self.area
+        area = mounted_child(self, "#toml", TextArea)
+        if area is None:
+            return
         area.focus()
         if self.error is not None and self.error.line is not None:
             row = max(0, self.error.line - 1)
@@ -457,7 +460,9 @@ class ConflictScreen(ModalScreen[str | None]):
         yield HudFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#diff").focus()
+        diff = mounted_child(self, "#diff", VerticalScroll)
+        if diff is not None:
+            diff.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "choose":
@@ -519,7 +524,9 @@ class BudgetAdjustScreen(ModalScreen[tuple[str, Any] | None]):
         return Option(prompt, id=limit.key)
 
     def on_mount(self) -> None:
-        options = self.query_one(OptionList)
+        options = mounted_child(self, "OptionList", OptionList)
+        if options is None:
+            return
         options.focus()
         if self.key is not None:
             options.highlighted = list(self.limits).index(self.key)

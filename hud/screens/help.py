@@ -13,6 +13,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from hud.screens.base import mounted_child
 from widgets.filter import Filtering
 from widgets.keyed_table import RowCursorTable
 from widgets.keys import hint
@@ -116,4 +117,6 @@ class HelpScreen(ModalScreen[None]):
     def _hint(self) -> None:
         hint_text = hint(self, ("help.close", "close"))
         hint_text.append(" · the keys above work once this is closed", style="dim")
-        self.query_one("#help-hint", Static).update(hint_text)
+        shown = mounted_child(self, "#help-hint", Static)
+        if shown is not None:
+            shown.update(hint_text)

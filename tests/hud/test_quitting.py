@@ -7,11 +7,23 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.screen import Screen
 
 from cli import launch
+from hud.acts.documents import EDIT_CHOICES
+from hud.app import HudApp
 from hud.pending_writes import pending_write
+from hud.screens.approvals import ApprovalsScreen, RequestScreen
+from hud.screens.edit import BudgetAdjustScreen, ConflictScreen, NewMissionScreen, TomlEditorScreen
+from hud.screens.help import HelpScreen
+from hud.screens.history import HistoryScreen
+from hud.screens.mission import MissionScreen
+from store.writers.human import Conflict
+from tests.hud.conftest import until
 
 
 @pytest.fixture
@@ -85,3 +97,29 @@ def test_a_write_that_hangs_holds_the_exit_only_so_long(
 def test_nothing_busy_ends_normally(exits: list[tuple[int, float]]) -> None:
     launch._close(asyncio.new_event_loop(), 0)
     assert exits == []
+
+
+SCREENS: dict[str, Callable[[HudApp], Screen[Any]]] = {
+    "toml editor": lambda _: TomlEditorScreen("missions/beta/constraints.toml", "x = 1\n"),
+    "conflict": lambda _: ConflictScreen(
+        Conflict("missions/beta/intent.toml", "a\n", "0" * 64, "b\n"), EDIT_CHOICES
+    ),
+    "budget": lambda _: BudgetAdjustScreen("beta", [], None),
+    "new mission": lambda _: NewMissionScreen(),
+    "help": lambda app: HelpScreen(app.screen),
+    "history": lambda _: HistoryScreen("beta"),
+    "request": lambda _: RequestScreen("beta", "r1"),
+    "mission": lambda _: MissionScreen("beta"),
+    "approvals": lambda _: ApprovalsScreen(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+async def test_quitting_as_a_screen_opens_is_no_crash(state_dir: Path, name: str) -> None:
+    """The app exits while a screen is being mounted: Textual may then handle the screen's
+    Mount after its children went, and a screen that looked one up raised NoMatches."""
+    app = HudApp(state_dir, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.scanned.is_set())
+        app.push_screen(SCREENS[name](app))
+        app.exit()

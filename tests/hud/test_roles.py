@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widgets import TextArea
 
 from hud.acts.documents import edit_document
 from hud.acts.session import Decider, HumanWriter, Session, inline
@@ -65,7 +66,7 @@ async def test_an_operator_may_edit(state_dir: Path, make_app: Callable[..., Hud
         screen = app.screen
         assert all(screen.check_action(action, ()) for action in EDITS[:2])  # budget: its tab
         await pilot.press("E")
-        await until(pilot, lambda: app.screen is not screen)  # the editor opened
+        await until(pilot, lambda: isinstance(app.focused, TextArea))  # the editor opened
 
 
 async def test_a_reviewer_may_not_decide(state_dir: Path, make_app: Callable[..., HudApp]) -> None:
