@@ -127,8 +127,18 @@ class ReplayFeed:
             replay = self._replay
             replay.refresh()
             last = replay.last_seq
-            if last == 0:
-                return None, 0, None
+            if last == 0:  # with the reason when the log itself is not read
+                unread = next(
+                    (
+                        problem
+                        for problem in self._problems(replay)
+                        if problem.path == replay.mission.events_path and problem.line is None
+                    ),
+                    None,
+                )
+                if unread is None:
+                    return None, 0, None
+                return None, 0, Bearings((), None, None, (), unread, 0, aim)
             self._catch_up(last)
             self._place(replay)
             start = last if seq is None else max(1, min(seq, last))

@@ -393,7 +393,11 @@ def link_outside(path: Path) -> None:
 @pytest.mark.parametrize("replace", [fifo, folder, link_inside, link_outside])
 @pytest.mark.parametrize(
     ("log", "key", "status"),
-    [("events", "3", "following"), ("evidence", "4", "evidence log not read")],
+    [
+        ("events", "3", "following"),
+        ("evidence", "4", "evidence log not read"),
+        ("events", "7", "The events log is not read"),
+    ],
 )
 async def test_a_log_that_cannot_be_read_says_why_in_its_tab(
     agent_dir: tuple[Path, AgentWriter],

@@ -21,7 +21,13 @@ from textual.widgets import Static
 from store.analysis.landmarks import Aim, Bearings
 from store.analysis.replay import Frame
 from widgets.hanging import Document
-from widgets.tabs.common import DocumentScroll, FocusOnShow, Reselected, ThemeAware
+from widgets.tabs.common import (
+    DocumentScroll,
+    FocusOnShow,
+    Reselected,
+    ThemeAware,
+    problems_block,
+)
 from widgets.tabs.replay_jump import JumpDialog
 from widgets.tabs.replay_text import frame_text, landmark_text, timeline_text
 
@@ -106,6 +112,13 @@ class ReplayView(ThemeAware, FocusOnShow, DocumentScroll):
     def rerender(self) -> None:
         if self.frame is not None:
             self._doc = frame_text(self.frame, self.variables)
+        elif self.read and self.bearings is not None and self.bearings.problem is not None:
+            self._doc = Text("\n").join(
+                (
+                    Text("The events log is not read: nothing to replay.", style="bold"),
+                    problems_block([self.bearings.problem], self.variables),
+                )
+            )
         elif self.read:
             self._doc = Text("No events yet: nothing to replay.", style="dim")
         else:
