@@ -128,14 +128,7 @@ class ReplayFeed:
             replay.refresh()
             last = replay.last_seq
             if last == 0:  # with the reason when the log itself is not read
-                unread = next(
-                    (
-                        problem
-                        for problem in self._problems(replay)
-                        if problem.path == replay.mission.events_path and problem.line is None
-                    ),
-                    None,
-                )
+                unread = replay.unread
                 if unread is None:
                     return None, 0, None
                 return None, 0, Bearings((), None, None, (), unread, 0, aim)

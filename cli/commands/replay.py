@@ -5,7 +5,8 @@ succeeded, failed or blocked, tool calls, halts, findings), each with its seq. W
 `--at SEQ`: the plan version, step states, budget used, requests and evidence as of
 that event, and what changed from the event before (docs/review.md).
 
-Exit 0; 2 cannot run (no such directory, mission or event).
+Exit 0; 2 cannot run (no such directory, mission or event, or an events log that cannot
+be read: its problem is said).
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ def build(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     replay = open_mission("replay", args.dir, args.mission, lambda: _read(args.dir, args.mission))
     if replay is None:
+        return EXIT_CANNOT_RUN
+    unread = replay.unread
+    if unread is not None:
+        said = f"hud replay: {printable(unread.where)} {printable(unread.message)}"
+        say(said + (f"\n  fix: {printable(unread.hint)}" if unread.hint else ""), err=True)
         return EXIT_CANNOT_RUN
     if args.at is None:
         marks = replay.mission.ledger.marks()

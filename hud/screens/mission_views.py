@@ -222,7 +222,7 @@ def log_facts(reader: LogReader | None) -> LogFacts:
         chain_broken_at=reader.chain_broken_at,
         seq_broken_at=reader.seq_broken_at,
         unverified_from=reader.unverified_from,
-        file_problems=tuple(p for p in reader.problems if p.line is None),
+        file_problems=reader.file_problems,
     )
 
 

@@ -241,6 +241,13 @@ class Replay:
         reader = self.mission.events
         return len(reader.line_starts) if reader is not None else 0
 
+    @property
+    def unread(self) -> Problem | None:
+        """Why the events log is not read at all (not a regular file, a symlink,
+        unreadable), if it is not."""
+        reader = self.mission.events
+        return reader.file_problems[0] if reader is not None and reader.file_problems else None
+
     def frame(self, seq: int) -> Frame:
         """The mission as of event `seq` (1..last_seq), as of the one before, and what
         changed. Reads at most `every` lines of each log (a checkpoint from the cache

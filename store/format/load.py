@@ -494,6 +494,12 @@ class LogReader:
             self.on_reset()
 
     @property
+    def file_problems(self) -> tuple[Problem, ...]:
+        """The problems of the file itself, no line's (it is not read: not a regular
+        file, a symlink, unreadable), which stand until it can be read."""
+        return tuple(problem for problem in self.problems if problem.line is None)
+
+    @property
     def pending_problem(self) -> Problem | None:
         """A warning while a last line is unterminated (an agent may be mid-write)."""
         if self.oversized is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from cli.commands.metrics import duration
 from cli.main import main
+from store.index.check import check
 from tests.factory import Mission, mission
 
 Capture = pytest.CaptureFixture[str]
@@ -40,6 +42,28 @@ def test_replay_lists_the_landmarks(root: Path, capsys: Capture) -> None:
     assert code == 0
     assert "m: 4 events" in out
     assert "s1: succeeded" in out and "s2: failed: tool error" in out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink"])
+@pytest.mark.parametrize("at", [[], ["--at", "1"], ["--json"]])
+def test_replay_of_a_log_that_cannot_be_read_says_why(
+    root: Path, capsys: Capture, kind: str, at: list[str]
+) -> None:
+    """Not "0 events" and exit 0: the log is there and not read; its problem and fix."""
+    log = root / "missions/m/events.jsonl"
+    log.unlink()
+    if kind == "fifo":
+        os.mkfifo(log)
+    elif kind == "folder":
+        log.mkdir()
+    else:
+        log.symlink_to("intent.toml")
+    (problem,) = [
+        p for p in check(root).missions["m"].problems if p.path == "missions/m/events.jsonl"
+    ]
+    code, out, err = run(capsys, "replay", str(root), "m", *at)
+    assert code == 2 and out == ""
+    assert err == f"hud replay: missions/m/events.jsonl {problem.message}\n  fix: {problem.hint}\n"
 
 
 def test_replay_at_an_event(root: Path, capsys: Capture) -> None:
