@@ -230,8 +230,6 @@ class HudApp(SafeTitles, App[None]):
         if fresh and not self.scanned.is_set():  # the scan's own rows stand, as they come
             self.summaries.update(fresh)
             self.changed.publish(set(fresh))
-        elif drawn is not None:  # none: the header says at once that the HUD is reading
-            self.changed.publish(set())
         if drawn is not None:
             self.call_after_refresh(drawn.set)
             self.call_after_refresh(self._start)  # paint first, then read the directory

@@ -56,29 +56,23 @@ class Prefetch:
     and in that order (from any thread; the next drops those before it); `close()`
     always."""
 
-    def __init__(self, root: Path, pid: int, fd: int, small: bool = True) -> None:
+    def __init__(self, root: Path, pid: int, fd: int) -> None:
         self.root = root
         self._pid = pid
         self._fd = fd
-        self._small = small
-        """Whether SMALL's messages follow the first rows (else the child ends there)."""
         self._lock = threading.Lock()
         self._next = _FIRST_ROWS
         """The message the pipe holds next."""
 
     def first_rows(self, within: float) -> list[MissionSummary]:
         """The rows of the first native missions as the child derived them, if they
-        come within `within` seconds (else none: the scan reads them). Without SMALL
-        to read, the child is then ended and reaped (none lingers as a zombie)."""
+        come within `within` seconds (else none: the scan reads them)."""
         with self._lock:
-            ready = self._next == _FIRST_ROWS and _readable(self._fd, within)
-            data = self._take(_FIRST_ROWS) if ready else None
-            if not self._small:
-                self.close()
-        if data is None:
-            return []
+            if self._next != _FIRST_ROWS or not _readable(self._fd, within):
+                return []
+            data = self._take(_FIRST_ROWS)
         try:
-            return msgspec.msgpack.decode(data, type=list[MissionSummary])
+            return msgspec.msgpack.decode(data or b"", type=list[MissionSummary])
         except msgspec.DecodeError:  # a dead or failed child: the scan reads them
             return []
 
@@ -185,7 +179,7 @@ def start(root: Path, first_rows: bool = False) -> Prefetch | None:
         os.close(read_end)
         _child(root, write_end, first_rows=first_rows, small=small)
     os.close(write_end)
-    return Prefetch(root, pid, read_end, small)
+    return Prefetch(root, pid, read_end)
 
 
 def _child(root: Path, fd: int, *, first_rows: bool, small: bool) -> None:

@@ -133,18 +133,6 @@ class PtyHud:
             raise AssertionError(f"{needle!r} not on screen after {timeout} s:\n{self.text()}")
         return self.text()
 
-    def wait_read(self, needle: str, timeout: float = 15.0) -> str:
-        """`wait_for`, and the scan over (the header drawn, no longer scanning): rows shown
-        before it (kept, or the prefetch child's) come before the index keys act on."""
-
-        def read() -> bool:
-            header = self.screen.display[0]
-            return needle in self.text() and header.strip() != "" and "scanning" not in header
-
-        if not self.pump_until(read, timeout):
-            raise AssertionError(f"{needle!r} not on screen, read, in {timeout} s:\n{self.text()}")
-        return self.text()
-
     def hang_up(self, timeout: float = 5.0) -> float | None:
         """Close the terminal as a closed window or a dropped ssh connection does: the
         master side goes away and the kernel hangs the terminal up. Seconds until the

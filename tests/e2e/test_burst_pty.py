@@ -25,7 +25,7 @@ def test_reject_with_a_reason_typed_in_one_burst(tmp_path: Path) -> None:
     beta.request("r2", risk="external_write", tool="deploy", args={"target": "prod"})
     hud = PtyHud([str(root)])
     try:
-        hud.wait_read("Deploy the")
+        hud.wait_for("Deploy the")
         hud.press("a")
         hud.wait_for("1 pending")
         hud.press("\r")
@@ -70,7 +70,7 @@ def test_editor_keys_typed_in_one_burst(tmp_path: Path) -> None:
     row = next(n for n, line in enumerate(lines) if line.startswith("objective = "))
     hud = PtyHud([str(root)])
     try:
-        hud.wait_read("Deploy the")
+        hud.wait_for("Deploy the")
         hud.press("\r")
         hud.wait_for("1 Intent")
         hud.press("e")
@@ -92,7 +92,7 @@ def test_new_mission_fields_typed_in_one_burst(tmp_path: Path) -> None:
     root.mkdir()
     hud = PtyHud([str(root)])
     try:
-        hud.wait_read("No missions yet")
+        hud.wait_for("No missions yet")
         hud.press("nDeploy 1.2.3\tprod runs 1.2.3\x13")
         written = root / "missions/deploy-1-2-3/intent.toml"
         hud.pump_until(written.exists)

@@ -42,7 +42,7 @@ def server(tmp_path: Path) -> Iterator[Served]:
 def login(server: Served, who: str) -> PtyHud:
     """`who` logged in with OpenSSH on a 100x30 pty, the HUD's overview on screen."""
     client = PtyHud.spawn(server.ssh(who, "-tt"), cols=100, rows=30)
-    client.wait_read("Deploy the service")
+    client.wait_for("Deploy the service")
     return client
 
 

@@ -50,7 +50,7 @@ def test_a_byte_changed_in_line_1_is_a_problem_within_the_bound(tmp_path: Path) 
         log = first_log(root)
         mission = log.parent.name
         hud = PtyHud([str(root)], cols=160, rows=40)
-        hud.wait_read(mission)
+        hud.wait_for(mission)
         hud.press("!")
         hud.wait_for("Problems")
         assert "hash chain broken" not in hud.text()
