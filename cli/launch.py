@@ -54,10 +54,10 @@ def open_app(
         return 2
     if not read_only and not os.access(root, os.W_OK):
         read_only = True
-    gc.disable()  # start-up allocates much and frees little; HudApp collects after its scan
     from store.cache.rows import rows_kept
     from store.index import prefetch
 
+    gc.disable()  # start-up allocates much and frees little; HudApp collects after its scan
     ahead = prefetch.start(root, first_rows=not rows_kept(root))  # before any thread: it forks
     try:
         from hud.app import HudApp
