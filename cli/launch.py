@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli.commands import sign_key_signer
-from hud import terminal
+from hud import driver, terminal
 from hud.output import say
 from hud.pending_writes import wait_for_writes
 from hud.roles import Identity, Role
-from hud.web import web
 
 if TYPE_CHECKING:
     from hud.opening import Target
@@ -50,15 +49,14 @@ def open_app(
         signer = sign_key_signer(sign_key, "hud")
         if signer is None:
             return 2
-    if not web() and terminal.refused("hud"):
+    if not driver.web() and terminal.refused("hud"):
         return 2
     if not read_only and not os.access(root, os.W_OK):
         read_only = True
-    from store.cache.rows import rows_kept
     from store.index import prefetch
 
     gc.disable()  # start-up allocates much and frees little; HudApp collects after its scan
-    ahead = prefetch.start(root, first_rows=not rows_kept(root))  # before any thread: it forks
+    small = prefetch.start(root)  # before any thread exists: it forks
     try:
         from hud.app import HudApp
 
@@ -66,7 +64,7 @@ def open_app(
             root,
             read_only=read_only,
             theme=theme,
-            prefetch=ahead,
+            prefetch=small,
             identity=identity,
             signer=signer,
             role=role,
@@ -76,8 +74,8 @@ def open_app(
         loop = asyncio.new_event_loop()
         app.run(loop=loop)
     finally:
-        if ahead is not None:
-            ahead.close()
+        if small is not None:
+            small.close()
     code = app.return_code or 0
     _close(loop, code)
     return code

@@ -12,6 +12,7 @@ Textual's web driver (its input is a pipe from the server).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -22,12 +23,17 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from hud.web import web
+from hud.web import WEB_DRIVER
 
 BACKLOG = 256
 """Input events on their way to the app or queued in it, beyond which reading waits."""
 WAIT = 0.005
 """Seconds between two looks at the backlog while it is too long."""
+
+
+def web() -> bool:
+    """Whether this HUD draws for a browser (`hud web`), not on a terminal."""
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
 
 
 def held_back() -> type[Driver]:

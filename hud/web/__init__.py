@@ -6,14 +6,6 @@ websocket, and the HUD each websocket runs (started as `hud serve` starts its ow
 `hud.serve.child`). The server holds no writer and draws nothing: the HUD does.
 """
 
-import os
-
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
 """`TEXTUAL_DRIVER` of the HUDs `hud web` runs (as textual-serve sets it): Textual's web
 driver, which draws for the browser on stdout and reads its keys from stdin."""
-
-
-def web() -> bool:
-    """Whether this HUD draws for a browser (`hud web`), not on a terminal (nothing
-    imported: the launcher asks before Textual loads)."""
-    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER

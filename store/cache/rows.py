@@ -89,18 +89,12 @@ class Began:
         return abs(wall - (time.monotonic_ns() - self.monotonic_ns)) > RACY_NS
 
 
-def rows_kept(root: Path) -> bool:
-    """Whether rows were kept for `root` (a reopen; they may not stand): looks at no
-    more than whether their file is there."""
-    folder = cache_folder(root)
-    return folder is not None and (folder / f"{_name(root)}{SUFFIX}").is_file()
-
-
 def load_rows(root: Path) -> Iterator[list[MissionSummary]]:
     """The rows kept for `root` that still stand, most urgent first, a chunk at a time
     (none without a cache, or when the file does not verify, is of another directory
     or version, or the root's own files changed)."""
-    if not rows_kept(root):
+    folder = cache_folder(root)
+    if folder is None or not (folder / f"{_name(root)}{SUFFIX}").is_file():
         return  # nothing kept: no cache folder or key is made for it (a cold open)
     cache = open_cache(root)
     payload = cache.unseal(_name(root)) if cache is not None else None

@@ -37,6 +37,19 @@ class Ask:
     asked_at: datetime | None
 
 
+class ReadAhead(Protocol):
+    """A source's state read elsewhere while the HUD starts (a prefetch child)."""
+
+    def row(self) -> MissionSummary | None:
+        """Its overview row, as soon as there is one; None if none came."""
+
+    def result(self) -> object:
+        """The state, for `Source.use`; None if none came."""
+
+    def close(self) -> None:
+        """End it, whatever it has done."""
+
+
 class Source(Protocol):
     """One kind of durable agent state under a state directory."""
 

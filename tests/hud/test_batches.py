@@ -1,4 +1,4 @@
-"""The first scan reads missions in batches as the walk finds them (`store.index.batches`): the
+"""The first scan reads missions in batches as the walk finds them (`hud.batches`): the
 first rows show before the walk of a large directory ends, and every path is read once
 in a batch that holds its whole mission."""
 
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hud.app import FIRST_CHUNK, HudApp
-from store.index.batches import batches
+from hud.batches import batches
 from store.index.workspace import Workspace
 from tests.factory import mission
 from tests.hud.conftest import until

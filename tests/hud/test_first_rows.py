@@ -1,7 +1,6 @@
 """A HUD opened again shows the rows the last one kept (store.cache.rows) before the store,
-pydantic with it, is imported; opened cold, the rows the prefetch child derived
-(store.index.prefetch); the scan then replaces each with the one it derives. A HUD that
-settled keeps its rows for the next start."""
+pydantic with it, is imported; the scan then replaces each with the one it derives. A
+HUD that settled keeps its rows for the next start."""
 
 from __future__ import annotations
 
@@ -18,34 +17,23 @@ from tests.factory import three_missions
 from tests.fresh import fresh_stdout
 from tests.hud.conftest import until
 
-OPEN = """
+REOPEN = """
 import asyncio, sys
 from pathlib import Path
-from store.cache.rows import rows_kept
-from store.index import prefetch
+from hud.app import HudApp
 
-root = Path(sys.argv[1])
-ahead = prefetch.start(root, first_rows=not rows_kept(root))  # as cli.launch does
-import hud.app
-
-hud.app.FIRST_ROWS_WITHIN = 60  # a loaded machine's child is slow: what it sends counts
-
-class Probe(hud.app.HudApp):
+class Probe(HudApp):
     def _show_last_rows(self, rows, drawn):
         loaded = [m for m in ("pydantic", "store.index.workspace") if m in sys.modules]
-        print("first rows", len(rows), "loaded", *loaded)
-        self.first = rows
+        print("kept rows", len(rows), "loaded", *loaded)
         super()._show_last_rows(rows, drawn)
 
 async def main():
-    app = Probe(root, prefetch=ahead)
+    app = Probe(Path(sys.argv[1]))
     async with app.run_test(size=(100, 24)) as pilot:
         await asyncio.wait_for(app.scanned.wait(), 60)
         await pilot.pause()
-        rows = app.workspace.rows()
-        print("derived", app.summaries == rows, all(rows[row.id] == row for row in app.first))
-    if ahead is not None:
-        ahead.close()
+        print("derived", app.summaries == app.workspace.rows())
 
 asyncio.run(main())
 """
@@ -72,21 +60,7 @@ def test_a_reopened_hud_shows_the_kept_rows_before_the_store_loads(
     settled = time.time_ns() + 2 * RACY_NS  # every file written so far is settled by then
     began = Began(settled, time.monotonic_ns() + 2 * RACY_NS)
     assert save_rows(root, list(workspace.rows().values()), began)
-    assert fresh_stdout(OPEN, str(root)).splitlines() == [
-        "first rows 3 loaded",
-        "derived True True",
-    ]
-
-
-def test_a_cold_hud_shows_the_prefetch_childs_rows_before_the_store_loads(
-    tmp_path: Path, cache: Path
-) -> None:
-    root = tmp_path / "state"
-    three_missions(root)
-    assert fresh_stdout(OPEN, str(root)).splitlines() == [
-        "first rows 3 loaded",
-        "derived True True",
-    ]
+    assert fresh_stdout(REOPEN, str(root)).splitlines() == ["kept rows 3 loaded", "derived True"]
 
 
 async def test_a_settled_hud_keeps_its_rows(tmp_path: Path, cache: Path) -> None:

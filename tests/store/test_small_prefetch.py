@@ -1,6 +1,5 @@
-"""store.index.prefetch: a forked child reads ahead while the HUD starts: on a cold open
-the first native missions' rows, and .small/ (the scan adopts that only after checking
-every file against the disk)."""
+"""store.index.prefetch: a forked child reads .small/ while the HUD starts; the scan
+adopts its result only after checking every file against the disk."""
 
 from __future__ import annotations
 
@@ -13,10 +12,8 @@ import pytest
 
 from store.format.row import MissionSummary
 from store.index import prefetch
-from store.index.batches import FIRST_CHUNK
 from store.index.workspace import Workspace
 from store.sources.small import workspace as small_workspace
-from tests.factory import mission, three_missions
 from tests.small_support import VALID, copy_fixture, spy_parse_yaml
 
 APPENDED = (
@@ -120,55 +117,3 @@ def test_a_row_loads_without_pydantic() -> None:
     code = "import sys, store.format.row; print(sorted(m for m in sys.modules if 'pydantic' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_a_cold_open_gets_the_first_batchs_rows_as_the_scan_derives_them(
-    tmp_path: Path,
-) -> None:
-    root = tmp_path / "state"
-    three_missions(root)
-    for n in range(FIRST_CHUNK + 5):
-        mission(root, f"m{n:03d}").step("s1", "running")
-    started = prefetch.start(root, first_rows=True)
-    assert started is not None
-    rows = started.first_rows(60)
-    workspace = Workspace(root)
-    workspace.scan()
-    derived = workspace.rows()
-    walked = dict.fromkeys(rel.split("/")[1] for rel in workspace.walk() if rel.count("/") >= 2)
-    assert [row.id for row in rows] == list(walked)[:FIRST_CHUNK]  # the first batch, whole
-    assert rows == [derived[row.id] for row in rows]
-    assert len(rows) == FIRST_CHUNK
-    assert started.first_rows(60) == []  # taken once
-    assert started.row() is None and started.result() is None  # no .small/
-    started.close()
-
-
-def test_the_first_rows_come_before_small_s_row(tmp_path: Path) -> None:
-    root = copy_fixture(VALID, tmp_path)
-    mission(root, "alpha").step("s1", "running")
-    started = prefetch.start(root, first_rows=True)
-    assert started is not None
-    assert [row.id for row in started.first_rows(60)] == ["alpha"]
-    row = started.row()
-    assert row is not None and row.id == "small:valid"
-    small = started.result()
-    assert small is not None and len(small.entries) == 16
-
-
-def test_first_rows_late_are_left_to_the_scan(tmp_path: Path) -> None:
-    """Not there at once (the child is still importing the store): none, and the
-    messages after them still come whole."""
-    root = copy_fixture(VALID, tmp_path)
-    mission(root, "alpha").step("s1", "running")
-    started = prefetch.start(root, first_rows=True)
-    assert started is not None
-    assert started.first_rows(0) == []
-    row = started.row()  # the rows, come meanwhile, are dropped
-    assert row is not None and row.id == "small:valid"
-    started.close()
-
-
-def test_a_reopen_without_small_forks_no_child(tmp_path: Path) -> None:
-    mission(tmp_path, "alpha")
-    assert prefetch.start(tmp_path, first_rows=False) is None

@@ -13,10 +13,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 MISSIONS = "missions"
-FIRST_CHUNK = 20
-"""The scan's first batch is about a screenful (a 24-line terminal shows 19 rows): the
-first rows show sooner (a cold open's first row at 1,000 missions: 4 % fewer
-instructions than with 50)."""
 
 
 @dataclass
