@@ -31,7 +31,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.first_paint import ROW, all_rows, row_shown, timed
+from bench.first_paint import ROW, all_rows, row_shown, timed, with_bytecode
 from bench.measure import run_measured, tree_rss_mib
 from bench.scenario import workspace
 from store.format.layout import Kind
@@ -106,6 +106,7 @@ def approvals(root: Path) -> float:
 
 
 def main() -> None:
+    with_bytecode()
     args = [arg for arg in sys.argv[1:] if arg != "--reopen"]
     missions = int(args[0]) if args else 10_000
     lines = int(args[1]) if len(args) > 1 else 20
