@@ -44,6 +44,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from bench.measure import with_bytecode
 from bench.scenario import workspace
 from tests.e2e.pty_screen import PtyHud
 
@@ -180,14 +181,6 @@ def measure(missions: int) -> None:
         f"cpu {statistics.median(a[1] for a in alone):.2f} s",
         flush=True,
     )
-
-
-def with_bytecode() -> None:
-    """The processes measured write and use bytecode, as an installed HUD does (pip
-    compiles it): under PYTHONDONTWRITEBYTECODE every start compiled the HUD's own modules
-    from source (a cold open at 1,000 missions: 2,824 M instructions to its first row
-    against 2,177 M; the bare app, Textual's bytecode installed, never paid it)."""
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def each_size(measure: Callable[[int], None]) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import tomli_w
 
+from bench.measure import with_bytecode
 from store.writers.agent import AgentWriter
 
 STEPS = [{"id": "deploy", "title": "Deploy", "risk": "external_write", "needs_approval": True}]
@@ -123,6 +124,7 @@ def measure(requests: int, missions: int, settle: float) -> list[float]:
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--missions", type=int, default=10)

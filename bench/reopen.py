@@ -31,8 +31,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.first_paint import ROW, all_rows, row_shown, timed, with_bytecode
-from bench.measure import run_measured, tree_rss_mib
+from bench.first_paint import ROW, all_rows, row_shown, timed
+from bench.measure import run_measured, tree_rss_mib, with_bytecode
 from bench.scenario import workspace
 from store.format.layout import Kind
 from store.writers.agent import AgentWriter

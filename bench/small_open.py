@@ -30,6 +30,8 @@ from pathlib import Path
 import pyte
 from ptyprocess import PtyProcess
 
+from bench.measure import with_bytecode
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = (REPO / "../shared/fixtures/small/small-protocol-live").resolve()
 RUNS = 5
@@ -144,6 +146,7 @@ def parse_only() -> float:
 
 
 def main() -> None:
+    with_bytecode()
     if not FIXTURE.is_dir():
         print(f"the live SMALL fixture is not at {FIXTURE}", file=sys.stderr)
         sys.exit(2)
