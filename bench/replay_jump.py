@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bench.measure import run_measured
+from bench.measure import run_measured, with_bytecode
 
 BIG, SMALL = 1_000_000, 20
 SEQS = (10, 500_000, 999_990)
@@ -130,6 +130,7 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def main() -> None:
+    with_bytecode()
     temp = Path(tempfile.mkdtemp(prefix="replay-jump-"))
     try:
         big, small = state_dir(temp / "big", BIG), state_dir(temp / "small", SMALL)
