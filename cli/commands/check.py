@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from pathlib import Path
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         say(f"hud check: {root}: no such directory", err=True)
         return EXIT_CANNOT_RUN
+    gc.freeze()  # one check, then exit: what start-up made is never garbage; no collection
+    # walks it again, in this process, in its workers or the last one at exit
     progress = _LazyProgress()
     try:
         report = check(root, progress=progress, jobs=args.jobs, cached=args.cached)

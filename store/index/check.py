@@ -201,6 +201,7 @@ def _results(
 
     *rest, (paths, weight) = tasks
     yield _check_paths(root, paths, cached), weight
+    frozen = gc.get_freeze_count() > 0  # by the caller (`hud check`): they stay frozen
     gc.freeze()
     try:
         with _pool(jobs - 1) as pool:
@@ -213,7 +214,8 @@ def _results(
             for future in as_completed(futures):
                 yield future.result(), futures[future][1]
     finally:
-        gc.unfreeze()
+        if not frozen:
+            gc.unfreeze()
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:

@@ -3,6 +3,7 @@ terminal (the HUD refuses to start; subcommands work)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -117,3 +118,14 @@ def test_the_demo_refuses_to_start_without_a_terminal(tmp_path: Path) -> None:
     code, out, err = _without_a_terminal("demo", env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert (code, out) == (2, "") and "are not terminals" in err
     assert list(tmp_path.iterdir()) == []  # no demo directory, no simulator log
+
+
+def test_hud_check_keeps_what_start_up_made_out_of_the_collector(
+    state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One check, then the process ends: its modules, models and validators are frozen
+    (`gc.freeze`), so no collection walks them again, nor the last one at exit."""
+    assert gc.get_freeze_count() == 0
+    assert main(["check", str(state_dir), "--json"]) == 0
+    assert gc.get_freeze_count() > 0
+    assert '"valid": true' in capsys.readouterr().out

@@ -108,6 +108,18 @@ def test_parallel_check_matches_serial(state_dir: Path, monkeypatch: pytest.Monk
     assert progress and progress[-1][0] == progress[-1][1]
 
 
+def test_a_parallel_check_keeps_what_its_caller_froze(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hud check` freezes what its start-up made (the process ends with the check): a
+    parallel check does not hand it back to the collector when it is done."""
+    monkeypatch.setattr(store.index.check, "PARALLEL_BYTES", 0)
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    check(state_dir, jobs=2)
+    assert gc.get_freeze_count() >= frozen > 0
+
+
 def test_a_parallel_check_runs_here_the_tasks_no_worker_started(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
