@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -72,14 +71,6 @@ def _deterministic(
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("HUD_CACHE_DIR", "off")
-
-
-@pytest.fixture(autouse=True)
-def _nothing_frozen() -> Iterator[None]:
-    """Each test leaves the collector's frozen objects as it found them: none (the HUD and
-    `hud check` freeze what they built, for a process that ends with them)."""
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture

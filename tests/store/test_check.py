@@ -19,6 +19,13 @@ from store.index.check import check
 from tests.factory import mission, resume
 
 
+@pytest.fixture(autouse=True)
+def _nothing_frozen() -> None:
+    """Each test here starts with nothing frozen for the collector (what freezes is part
+    of what they check; a HUD test before them in this process froze what it built)."""
+    gc.unfreeze()
+
+
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(["check", *args])
     out, err = capsys.readouterr()
