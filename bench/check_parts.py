@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.check_speed import GOAL, LINES_EACH, MISSIONS
+from bench.measure import with_bytecode
 from bench.scenario import workspace
 from store.derivation.mission import MissionState
 from store.format.layout import Kind
@@ -100,6 +101,7 @@ def _start_up(argv: list[str]) -> float:
 
 
 def main() -> None:
+    with_bytecode()
     root = workspace(MISSIONS, LINES_EACH)
     lines = MISSIONS * LINES_EACH
     layers = _layers(root)

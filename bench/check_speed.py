@@ -16,23 +16,22 @@ bench/check_parts.py says where the CPU goes, layer by layer.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-from bench.measure import run_measured
+from bench.measure import run_measured, with_bytecode
 from bench.scenario import workspace
 
 MISSIONS, LINES_EACH = 200, 1000
 PAIRS = 5
 GOAL = 1.5
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, help="hud check --jobs (default: as a user runs it)")
     jobs = parser.parse_args().jobs
@@ -42,7 +41,7 @@ def main() -> None:
     if jobs is not None:
         hud += ["--jobs", str(jobs)]
     baseline = [sys.executable, "-m", "bench.json_baseline", str(root)]
-    subprocess.run(hud, stdout=subprocess.DEVNULL, env=ENV, check=False)  # warm up
+    subprocess.run(hud, stdout=subprocess.DEVNULL, check=False)  # warm up
     ratios = []
     for pair in range(PAIRS):
         if pair % 2 == 0:
@@ -68,7 +67,7 @@ def main() -> None:
 def _measured(argv: list[str]) -> tuple[tuple[float, float, int], float]:
     """`run_measured`'s (wall, peak RSS, exit code) for `argv`, and its CPU seconds."""
     before = _children_cpu()
-    result = run_measured(argv, stdout=subprocess.DEVNULL, env=ENV)
+    result = run_measured(argv, stdout=subprocess.DEVNULL)
     return result, _children_cpu() - before
 
 
