@@ -74,6 +74,9 @@ MAKERS: dict[str, Make] = {
     "socket": a_socket,
 }
 
+PUT_IN_PLACE = ("fifo", "folder", "outside-file", "loop")
+"""What a file's path is made into in place of the file (and then the file put back)."""
+
 NATIVE = [
     "hud.toml",
     "missions/m/intent.toml",
@@ -268,7 +271,7 @@ SMALL = [f".small/{name}.small.yml" for name in ("workspace", "intent", "plan", 
             (small_state, SMALL),
         )
         for rel in rels
-        for kind in ("fifo", "folder", "outside-file", "loop")
+        for kind in PUT_IN_PLACE
         if not (kind == "folder" and rel in FOLDERS)
     ],
 )
