@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from cli.commands.metrics import duration
 from cli.main import main
 from store.index.check import check
 from tests.factory import Mission, mission
+from tests.store.test_hostile_files import MAKERS, PUT_IN_PLACE
 
 Capture = pytest.CaptureFixture[str]
 
@@ -44,7 +44,7 @@ def test_replay_lists_the_landmarks(root: Path, capsys: Capture) -> None:
     assert "s1: succeeded" in out and "s2: failed: tool error" in out
 
 
-@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink"])
+@pytest.mark.parametrize("kind", PUT_IN_PLACE)
 @pytest.mark.parametrize("at", [[], ["--at", "1"], ["--json"]])
 def test_replay_of_a_log_that_cannot_be_read_says_why(
     root: Path, capsys: Capture, kind: str, at: list[str]
@@ -52,12 +52,8 @@ def test_replay_of_a_log_that_cannot_be_read_says_why(
     """Not "0 events" and exit 0: the log is there and not read; its problem and fix."""
     log = root / "missions/m/events.jsonl"
     log.unlink()
-    if kind == "fifo":
-        os.mkfifo(log)
-    elif kind == "folder":
-        log.mkdir()
-    else:
-        log.symlink_to("intent.toml")
+    (root.parent / "outside").mkdir()
+    MAKERS[kind](log, root.parent / "outside")
     (problem,) = [
         p for p in check(root).missions["m"].problems if p.path == "missions/m/events.jsonl"
     ]
