@@ -6,6 +6,9 @@ change every snapshot). Each module's folders are its own, so under pytest-xdist
 by side. So that two test runs on one machine (two checkouts) do not pull each other's
 directories away, each snapshot test also holds its module's lock while it runs, and
 the all-modules lock (older checkouts take it whole) shared.
+
+Text cursors do not blink here: a blinking one is drawn or not depending on how long the
+steps before the screenshot took, which a loaded machine stretches past half a second.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input, TextArea
 
 HERE = Path(__file__).parent
 ALL_MODULES = Path("/tmp/hud-snapshots.lock")
@@ -38,3 +42,10 @@ def _one_run_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
         fcntl.flock(shared, fcntl.LOCK_SH)
         fcntl.flock(own, fcntl.LOCK_EX)
         yield
+
+
+@pytest.fixture(autouse=True)
+def _steady_cursors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every text field's cursor is shown steadily while it has the focus."""
+    for field in (Input, TextArea):
+        monkeypatch.setattr(field.cursor_blink, "_default", False)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from hud.app import HudApp
@@ -94,7 +95,12 @@ async def _form(pilot: Pilot[Any]) -> None:
     screen.query_one("#form").scroll_end(animate=False)
     tokens.focus()
     await pilot.press(*"1.5")
-    await pilot.pause()
+    await until(pilot, lambda: shown(screen, "#limit-tokens-error"))
+    await pilot.pause()  # the marked field is scrolled into view after a refresh
+
+
+def shown(screen: Screen[Any], selector: str) -> bool:
+    return screen.query_one(selector).display
 
 
 async def _form_top(pilot: Pilot[Any]) -> None:
@@ -108,7 +114,8 @@ async def _form_top(pilot: Pilot[Any]) -> None:
 async def _form_error(pilot: Pilot[Any]) -> None:
     """The budget section, a bad limit marked as typed, and the refused submit."""
     await _form(pilot)
-    await pilot.press("ctrl+s")
+    await pilot.press("ctrl+s")  # acts once the keys typed before it are in (a worker)
+    await until(pilot, lambda: shown(pilot.app.screen, "#form-error"))
     await pilot.pause()
 
 
