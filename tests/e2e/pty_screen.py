@@ -118,7 +118,7 @@ class PtyHud:
     def text(self) -> str:
         return "\n".join(self.screen.display)
 
-    def pump_until(self, condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    def pump_until(self, condition: Callable[[], bool], timeout: float = 15.0) -> bool:
         """Keep the screen current until `condition()` holds (True) or `timeout` passes."""
         deadline = time.monotonic() + timeout
         while not condition():
@@ -126,6 +126,11 @@ class PtyHud:
                 return False
             self.pump(0.01)  # short slices: the time it shows up is measured (bench/)
         return True
+
+    def holds(self, condition: Callable[[], bool], timeout: float = 15.0) -> None:
+        """Pump until `condition()` holds; fail with the screen if it does not in time."""
+        if not self.pump_until(condition, timeout):
+            raise AssertionError(f"not so after {timeout} s; the screen:\n{self.text()}")
 
     def wait_for(self, needle: str, timeout: float = 15.0) -> str:
         """Pump until `needle` is on screen; return the screen or fail with it."""

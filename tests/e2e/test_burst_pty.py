@@ -33,7 +33,7 @@ def test_reject_with_a_reason_typed_in_one_burst(tmp_path: Path) -> None:
         hud.press(f"n{CTRL_U}please be patient\r")
         hud.wait_for("rejected by")
         decision = root / "missions/beta/approvals/r2.toml"
-        hud.pump_until(decision.exists)
+        hud.holds(decision.exists)
         saved = tomllib.loads(decision.read_text())
         assert saved["decision"] == "reject"
         assert saved["reason"] == "please be patient"
@@ -52,7 +52,7 @@ def test_filter_typed_in_one_burst(tmp_path: Path) -> None:
         hud.wait_for("deploy")
         hud.press(f"/xyz{CTRL_U}triage")
         hud.wait_for("▊  triage ")
-        hud.pump_until(lambda: "deploy" not in hud.text())
+        hud.holds(lambda: "deploy" not in hud.text())
         screen = hud.text()
         assert "log-triage" in screen and "deploy" not in screen
         assert "Approvals" not in screen.splitlines()[1]  # still on the overview
@@ -77,7 +77,7 @@ def test_editor_keys_typed_in_one_burst(tmp_path: Path) -> None:
         hud.wait_for("Editing missions/deploy/intent.toml")
         down, end, shift_home, ctrl_s = "\x1b[B", "\x1b[F", "\x1b[1;2H", "\x13"
         hud.press(down * row + end + shift_home + 'objective = "Ship it"' + ctrl_s)
-        hud.pump_until(lambda: "Ship it" in intent.read_text())
+        hud.holds(lambda: "Ship it" in intent.read_text())
         saved = intent.read_text()
         assert tomllib.loads(saved)["objective"] == "Ship it", hud.text()
         assert saved.splitlines()[0] == lines[0]  # nothing typed at the top
@@ -95,7 +95,7 @@ def test_new_mission_fields_typed_in_one_burst(tmp_path: Path) -> None:
         hud.wait_for("No missions yet")
         hud.press("nDeploy 1.2.3\tprod runs 1.2.3\x13")
         written = root / "missions/deploy-1-2-3/intent.toml"
-        hud.pump_until(written.exists)
+        hud.holds(written.exists)
         assert written.exists(), hud.text()
         intent = tomllib.loads(written.read_text())
         assert (intent["title"], intent["objective"]) == ("Deploy 1.2.3", "prod runs 1.2.3")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from textual.command import CommandPalette
@@ -41,6 +42,7 @@ from widgets.filter import FilterField, Filtering
 from widgets.row_table import RowTable
 from widgets.tabs.execution import ExecutionView
 from widgets.tabs.plan import PlanView
+from widgets.tabs import replay as replay_widget
 from widgets.tabs.replay import ReplayView
 from widgets.tabs.replay_jump import JumpDialog
 from widgets.tabs.review import ReviewView
@@ -412,6 +414,13 @@ def toggles(attribute: str, node: Callable[[Walk], Any] = lambda walk: walk.home
     return check
 
 
+async def plays(walk: Walk) -> None:
+    """`p` starts (or pauses) playing; no step is taken before the check sees it, as
+    play stops by itself at the newest event, which a loaded machine reaches first."""
+    with patch.object(replay_widget, "PLAY_SECONDS", 60):
+        await toggles("playing", lambda walk: walk.home.query_one(ReplayView))(walk)
+
+
 def to_mission(mission_id: str | None = None) -> Check:
     async def check(walk: Walk) -> None:
         screen = await walk.opens(MissionScreen)
@@ -641,7 +650,7 @@ CHECKS: dict[str, Check] = {
     "replay.forward": replays(lambda view: 2, start=ReplayView.action_first),
     "replay.first": replays(lambda view: 1),
     "replay.live": replays(lambda view: view.last_seq, live=True, start=ReplayView.action_first),
-    "replay.play": toggles("playing", lambda walk: walk.home.query_one(ReplayView)),
+    "replay.play": plays,
     "replay.jump": opens(JumpDialog),
     "replay.next_landmark": aims("landmark", 1),
     "replay.prev_landmark": aims("landmark", -1),
