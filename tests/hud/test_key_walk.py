@@ -40,9 +40,9 @@ from tests.hud.conftest import until
 from tests.small_support import LOOPEXEC_NOW, SMALL_NOW, VALID, copy_fixture, copy_loopexec
 from widgets.filter import FilterField, Filtering
 from widgets.row_table import RowTable
+from widgets.tabs import replay as replay_widget
 from widgets.tabs.execution import ExecutionView
 from widgets.tabs.plan import PlanView
-from widgets.tabs import replay as replay_widget
 from widgets.tabs.replay import ReplayView
 from widgets.tabs.replay_jump import JumpDialog
 from widgets.tabs.review import ReviewView
