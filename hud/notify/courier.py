@@ -124,13 +124,14 @@ class Courier:
             severity = max((e.severity for e in batch), key=("info", "warning", "critical").index)
             self.tokens -= 1
             self.sends += 1
-            failed = await asyncio.to_thread(self._send, message, severity)
-            if failed is not None:
-                self._failed(failed)
+            sending = asyncio.ensure_future(asyncio.to_thread(self._send, message, severity))
+            try:
+                failed = await asyncio.shield(sending)
+            except asyncio.CancelledError:  # stopping: what is out is still recorded, so
+                self._outcome(batch, one, await sending)  # that no restart sends it again
+                raise
+            if not self._outcome(batch, one, failed):
                 return
-            self.failures = 0
-            self.retry_at = 0.0
-            self._sent(batch, one)
 
     def _send(self, message: Message, severity: str) -> str | None:
         """Deliver one message (in a thread); None when it went, else why not."""
@@ -149,6 +150,16 @@ class Courier:
             return None
         said = [entry.message for entry in result.logs() if entry.level in ("WARNING", "ERROR")]
         return said[-1] if said else "not delivered"
+
+    def _outcome(self, batch: list[Event], one: bool, failed: str | None) -> bool:
+        """Record how sending `batch` went; True when it was delivered."""
+        if failed is not None:
+            self._failed(failed)
+            return False
+        self.failures = 0
+        self.retry_at = 0.0
+        self._sent(batch, one)
+        return True
 
     def _failed(self, why: str) -> None:
         self.failures += 1

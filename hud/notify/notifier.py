@@ -31,7 +31,8 @@ TICK = 1.0
 """Events are derived again at least this often, and the leases of waiters are tested
 (as the HUD's tick does: a waiter's death changes no file)."""
 STOP_SECONDS = 2.0
-"""How long stopping waits for the tasks to end (a delivery in its thread is left)."""
+"""How long stopping waits for the tasks to end: a message on its way is waited for so that
+it is recorded as sent (`Courier.deliver`); one that hangs longer is left, unrecorded."""
 WATCH_START = 5.0
 """The longest the catch-up waits for the watcher to be armed (`Live.armed`)."""
 

@@ -25,6 +25,9 @@ from hud.screens.mission import MissionScreen
 from store.writers.human import Conflict
 from tests.hud.conftest import until
 
+SLACK = 1.0
+"""What a loaded machine may add to the linger; the write hangs for ten seconds."""
+
 
 @pytest.fixture
 def exits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
@@ -56,7 +59,7 @@ def test_a_thread_reading_is_not_waited_for(exits: list[tuple[int, float]], busy
     started = time.monotonic()
     launch._close(asyncio.new_event_loop(), 3)
     assert exits and exits[0][0] == 3
-    assert exits[0][1] - started < launch.LINGER_SECONDS / 3
+    assert exits[0][1] - started < launch.LINGER_SECONDS  # waiting at all takes that long
 
 
 def test_a_write_under_way_ends_before_the_process(exits: list[tuple[int, float]], busy) -> None:
@@ -91,7 +94,8 @@ def test_a_write_that_hangs_holds_the_exit_only_so_long(
     started = time.monotonic()
     launch._close(asyncio.new_event_loop(), 0)
     hung.set()
-    assert exits and launch.LINGER_SECONDS <= exits[0][1] - started < 2 * launch.LINGER_SECONDS
+    held = exits[0][1] - started if exits else None
+    assert held is not None and launch.LINGER_SECONDS <= held < launch.LINGER_SECONDS + SLACK
 
 
 def test_nothing_busy_ends_normally(exits: list[tuple[int, float]]) -> None:

@@ -20,6 +20,9 @@ class Receiver:
         self.fail = 0
         """How many posts to answer with 500 before accepting again."""
         self.attempts = 0
+        self.answering = threading.Event()
+        """Cleared: a post is kept, then its answer waits until this is set again."""
+        self.answering.set()
         self._lock = threading.Lock()
         receiver = self
 
@@ -35,6 +38,7 @@ class Receiver:
                     else:
                         receiver.received.append(json.loads(body))
                         receiver.arrivals.append(time.monotonic())
+                receiver.answering.wait(10)
                 self.send_response(500 if failing else 200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -3,12 +3,14 @@ a failing target is reported and retried, and no secret of a target URL is shown
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,23 @@ async def test_a_burst_of_500_requests_is_paced_and_summed_up_in_a_digest(
     record = next((root.parent / "sent").glob("sent-*.json"))
     keys = next(iter(json.loads(record.read_text())["targets"].values()))
     assert {f"pending:alpha/r{n:03d}" for n in range(500)} <= set(keys)
+
+
+async def test_a_message_on_its_way_as_the_run_stops_is_kept_as_sent(
+    root: Path, config: Path, receiver: Receiver
+) -> None:
+    """Stopping while a message is out (posted, its answer not back yet) still records it:
+    the next run does not send it again."""
+    file_request(root, "alpha", "r1")
+    receiver.answering.clear()
+    async with running(root, args(receiver.url())):
+        assert await until(lambda: len(receiver.received) == 1)
+        threading.Timer(0.5, receiver.answering.set).start()  # answered as the run stops
+    file_request(root, "alpha", "r2")
+    async with running(root, args(receiver.url())):
+        assert await until(lambda: len(receiver.received) == 2)
+        await asyncio.sleep(0.5)
+    assert ["r1" in m["message"] for m in receiver.received] == [True, False]
 
 
 HOSTILE = (
