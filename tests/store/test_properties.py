@@ -377,7 +377,7 @@ def repeat_a_key(pairs: Pairs, draw: st.DrawFn) -> Pairs:
     """`pairs` with one key written twice (same value), here or in the nested object."""
     index = draw(st.integers(0, len(pairs) - 1))
     key, value = pairs[index]
-    if isinstance(value, list) and draw(st.booleans()):
+    if isinstance(value, list) and value and draw(st.booleans()):  # (`{}` has no key)
         return [*pairs[:index], (key, repeat_a_key(value, draw)), *pairs[index + 1 :]]
     at = draw(st.integers(0, len(pairs)))
     return [*pairs[:at], (key, value), *pairs[at:]]
