@@ -12,7 +12,7 @@ import pytest
 
 from store.format.row import MissionSummary
 from store.index import prefetch
-from store.index.workspace import Workspace
+from store.index.workspace import Workspace, utc_now
 from store.sources.small import workspace as small_workspace
 from tests.small_support import VALID, copy_fixture, spy_parse_yaml
 
@@ -57,6 +57,25 @@ def test_the_row_comes_first(tmp_path: Path) -> None:
     assert started.row() is None  # taken once
     small = started.result()
     assert small is not None and len(small.entries) == 16
+    workspace = Workspace(root.resolve())
+    workspace.load_settings()
+    assert row == small.summary(utc_now(), workspace.settings)
+
+
+def test_the_row_is_shown_without_pydantic(tmp_path: Path) -> None:
+    """Taking the row imports neither pydantic nor its core (plain data): the HUD shows
+    it before it has imported the store."""
+    root = copy_fixture(VALID, tmp_path)
+    script = (
+        "import sys; from pathlib import Path; from store.index import prefetch\n"
+        "started = prefetch.start(Path(sys.argv[1])); row = started.row()\n"
+        "print(row.id, sorted(m for m in sys.modules if m.startswith('pydantic')))\n"
+        "started.close()\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.split() == ["small:valid", "[]"]
 
 
 def test_the_scan_rereads_what_changed_after_the_child_read_it(
