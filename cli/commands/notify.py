@@ -126,7 +126,8 @@ def prepare(root: Path, args: argparse.Namespace, prefix: str) -> Notifier | Non
 
 class _Reporter:
     """Prints the notifier's lines, each with the time: what was sent on stdout, failures
-    on stderr. Once stdout is closed (`hud notify DIR | head -1`), `stop` is set."""
+    on stderr. Once stdout is closed (`hud notify DIR | head -1`), `stop` is set and
+    nothing more goes to stdout; a stop by a signal still says what went out as it ends."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -134,7 +135,7 @@ class _Reporter:
         self.closed_pipe = False
 
     def __call__(self, text: str, failure: bool) -> None:
-        if self.stop.is_set() and not failure:
+        if self.closed_pipe and not failure:
             return
         try:
             say(f"{time.strftime('%H:%M:%S')} {self.prefix}: {text}", err=failure)

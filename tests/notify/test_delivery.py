@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -48,16 +49,30 @@ async def test_a_burst_of_500_requests_is_paced_and_summed_up_in_a_digest(
     assert {f"pending:alpha/r{n:03d}" for n in range(500)} <= set(keys)
 
 
-async def test_a_message_on_its_way_as_the_run_stops_is_kept_as_sent(
+async def test_a_message_on_its_way_as_hud_notify_stops_is_said_and_kept_as_sent(
     root: Path, config: Path, receiver: Receiver
 ) -> None:
-    """Stopping while a message is out (posted, its answer not back yet) still records it:
-    the next run does not send it again."""
+    """Stopped by a signal while a message is out (posted, its answer not back yet), `hud
+    notify` still says it went and records it: the next run does not send it again."""
     file_request(root, "alpha", "r1")
     receiver.answering.clear()
-    async with running(root, args(receiver.url())):
-        assert await until(lambda: len(receiver.received) == 1)
-        threading.Timer(0.5, receiver.answering.set).start()  # answered as the run stops
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "notify", str(root), "--to", receiver.url()],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert await until(lambda: len(receiver.received) == 1, timeout=30)
+        process.send_signal(signal.SIGTERM)
+        threading.Timer(0.5, receiver.answering.set).start()  # answered as it stops
+        out, err = await asyncio.to_thread(process.communicate, timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    assert "sent pending:alpha/r1" in out
     file_request(root, "alpha", "r2")
     async with running(root, args(receiver.url())):
         assert await until(lambda: len(receiver.received) == 2)
